@@ -1,0 +1,206 @@
+//! The one command-line and environment configuration of the binary.
+//!
+//! Every option is a flag and an environment variable `SCALING_FACTS_...`; units are part of
+//! the names (`_seconds`, `_ms`, `_bytes`) so that a value can never be read in the wrong
+//! unit. Defaults are written here once and documented in README's configuration table; a
+//! test keeps the two in step.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// scaling-facts: measures Knative wakes per revision and serves the scaling facts.
+#[derive(Debug, Parser)]
+#[command(name = "scaling-facts", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the service: store, facts, HTTP API.
+    Serve(ServeConfig),
+    /// Apply the database migrations and exit.
+    Migrate(DatabaseConfig),
+    /// Print the OpenAPI document of the v1 API (the checked-in copy is `openapi/v1.json`).
+    Openapi,
+    /// Create a bearer token: prints the token once and the tokens-file entry that holds its hash.
+    Token(TokenArgs),
+}
+
+/// Where the store lives.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseConfig {
+    /// Database URL. `sqlite://PATH?mode=rwc` (the embedded default) or `postgres://...`
+    /// (production, and required for more than one replica).
+    #[arg(
+        long,
+        env = "SCALING_FACTS_DATABASE_URL",
+        default_value = "sqlite://scaling-facts.db?mode=rwc"
+    )]
+    pub database_url: String,
+
+    /// Largest number of pooled database connections.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_DATABASE_MAX_CONNECTIONS",
+        default_value_t = 8
+    )]
+    pub database_max_connections: u32,
+
+    /// How long a query waits for a pooled connection before the store reports itself down.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_DATABASE_ACQUIRE_TIMEOUT_MS",
+        default_value_t = 2_000
+    )]
+    pub database_acquire_timeout_ms: u64,
+}
+
+impl DatabaseConfig {
+    pub fn acquire_timeout(&self) -> Duration {
+        Duration::from_millis(self.database_acquire_timeout_ms)
+    }
+}
+
+/// Everything `serve` needs.
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address the HTTP API listens on.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_LISTEN_ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
+    pub listen_addr: SocketAddr,
+
+    #[command(flatten)]
+    pub database: DatabaseConfig,
+
+    /// TOML file of bearer tokens (`[[token]]` entries with `name`, `sha256`, `scopes`).
+    /// Without it only anonymous reads are possible, and only when allowed below.
+    #[arg(long, env = "SCALING_FACTS_TOKENS_FILE")]
+    pub tokens_file: Option<PathBuf>,
+
+    /// Serve `/v1` reads without a token. Writes always need a token with a write scope.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_ALLOW_ANONYMOUS_READS",
+        default_value_t = false
+    )]
+    pub allow_anonymous_reads: bool,
+
+    /// A request that has not produced its response headers by then gets 503.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_REQUEST_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub request_timeout_ms: u64,
+
+    /// Largest accepted request body; larger bodies get 413.
+    #[arg(long, env = "SCALING_FACTS_MAX_BODY_BYTES", default_value_t = 65_536)]
+    pub max_body_bytes: usize,
+
+    /// After SIGTERM or Ctrl-C, open connections get this long to finish before the
+    /// process exits anyway.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_SHUTDOWN_GRACE_MS",
+        default_value_t = 10_000
+    )]
+    pub shutdown_grace_ms: u64,
+
+    /// Ceiling for each warm-up task (store, initial lists, histograms); readiness opens
+    /// when every task has ended, succeeded or not.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_WARMUP_CEILING_MS",
+        default_value_t = 30_000
+    )]
+    pub warmup_ceiling_ms: u64,
+
+    /// `runtime` reads are marked `stale` when nothing was heard from the Kubernetes API
+    /// for this long, or while the watch is disconnected.
+    #[arg(long, env = "SCALING_FACTS_STALE_AFTER_SECONDS", default_value_t = 90)]
+    pub stale_after_seconds: u64,
+
+    /// Largest number of releases in one batch `scaling` read.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_BATCH_MAX_RELEASES",
+        default_value_t = 1_000
+    )]
+    pub batch_max_releases: usize,
+
+    /// Log format: `json` (production) or `text` (a terminal).
+    #[arg(long, env = "SCALING_FACTS_LOG_FORMAT", default_value = "json")]
+    pub log_format: LogFormat,
+}
+
+impl ServeConfig {
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_timeout_ms)
+    }
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_millis(self.shutdown_grace_ms)
+    }
+    pub fn warmup_ceiling(&self) -> Duration {
+        Duration::from_millis(self.warmup_ceiling_ms)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Text,
+}
+
+/// Arguments of `token`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenArgs {
+    /// Name recorded in the audit trail for writes made with this token.
+    #[arg(long)]
+    pub name: String,
+    /// Scopes: `read`, `write` (every release) or `write:<release>`; repeat for several.
+    #[arg(long = "scope", required = true)]
+    pub scopes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// README's configuration table names every environment variable with its default.
+    #[test]
+    fn readme_documents_every_option() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let cmd = Cli::command();
+        let serve = cmd.find_subcommand("serve").expect("serve");
+        for arg in serve.get_arguments() {
+            let Some(env) = arg.get_env() else { continue };
+            let env = env.to_string_lossy();
+            let line = readme
+                .lines()
+                .find(|l| l.contains(&format!("`{env}`")))
+                .unwrap_or_else(|| panic!("README has no row for {env}"));
+            for default in arg.get_default_values() {
+                let default = default.to_string_lossy();
+                assert!(
+                    line.contains(&format!("`{default}`")),
+                    "README row for {env} lacks default `{default}`: {line}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The `scaling-facts` binary: parses the configuration and hands over to the library.
+
+use anyhow::Context;
+use clap::Parser;
+use tokio_util::sync::CancellationToken;
+
+use scaling_facts::config::{Cli, Command, LogFormat};
+use scaling_facts::serve::{auth, openapi};
+use scaling_facts::service::{Service, cancel_on_signals};
+use scaling_facts::store::Store;
+use scaling_facts::telemetry;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(config) => {
+            telemetry::init_logging(config.log_format);
+            let shutdown = CancellationToken::new();
+            cancel_on_signals(shutdown.clone());
+            let service = Service::build(&config, shutdown).await?;
+            service.run(&config).await
+        }
+        Command::Migrate(db) => {
+            telemetry::init_logging(LogFormat::Text);
+            let store = Store::connect(&db)
+                .await
+                .context("connecting to the database")?;
+            store.migrate().await.context("migrating")?;
+            store.close().await;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Openapi => {
+            print!("{}", openapi::document());
+            Ok(())
+        }
+        Command::Token(args) => {
+            let (token, entry) =
+                auth::new_token(&args.name, &args.scopes).map_err(anyhow::Error::msg)?;
+            eprintln!("Token (shown once; give it to the caller):");
+            println!("{token}");
+            eprintln!("\nAdd this entry to the tokens file:\n\n{entry}");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Wake latencies in an HDR histogram: milliseconds from 1 ms to 1 h at two significant
+//! digits, u32 counters (2,048 of them, 8 KiB), persisted as V2 + deflate.
+//!
+//! Percentiles scan the counters, so callers compute them when a wake is recorded and keep
+//! the result; nothing here is meant for the per-request read path.
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+
+use crate::measure::view::{HistogramBucket, Percentiles};
+
+/// Lowest recordable latency.
+pub const LOWEST_MS: u64 = 1;
+/// Highest recordable latency; longer wakes are recorded as one hour.
+pub const HIGHEST_MS: u64 = 3_600_000;
+const SIGFIG: u8 = 2;
+
+/// Bucket bounds for plotting: 1-2-5 steps from 10 ms to one hour.
+const PLOT_BOUNDS_MS: [u64; 18] = [
+    10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000,
+    500_000, 1_000_000, 2_000_000, 3_600_000,
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramError {
+    #[error("histogram blob could not be decoded")]
+    Decode(#[source] hdrhistogram::serialization::DeserializeError),
+    #[error("histogram could not be encoded")]
+    Encode(#[source] hdrhistogram::serialization::V2DeflateSerializeError),
+    #[error("histogram has other bounds than 1 ms to 1 h")]
+    Bounds,
+}
+
+/// A latency histogram in milliseconds.
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    inner: Histogram<u32>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> Self {
+        let inner = Histogram::new_with_bounds(LOWEST_MS, HIGHEST_MS, SIGFIG)
+            .expect("constant bounds are valid");
+        Self { inner }
+    }
+
+    /// Records one latency, clamped into 1 ms to 1 h so that no wake is ever dropped.
+    pub fn record(&mut self, ms: u64) {
+        self.inner
+            .saturating_record(ms.clamp(LOWEST_MS, HIGHEST_MS));
+    }
+
+    pub fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Adds another histogram's counts (merging time buckets into a window).
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        self.inner
+            .add(&other.inner)
+            .expect("histograms share bounds, so adding cannot fail");
+    }
+
+    /// The latency at percentile `p` (0 to 100), in milliseconds; None when empty.
+    pub fn percentile_ms(&self, p: f64) -> Option<u64> {
+        if self.inner.is_empty() {
+            return None;
+        }
+        Some(self.inner.value_at_percentile(p))
+    }
+
+    pub fn percentiles(&self) -> Option<Percentiles> {
+        if self.inner.is_empty() {
+            return None;
+        }
+        let at = |q| self.inner.value_at_quantile(q);
+        Some(Percentiles {
+            count: self.inner.len(),
+            p50_ms: at(0.50),
+            p90_ms: at(0.90),
+            p95_ms: at(0.95),
+            p99_ms: at(0.99),
+            max_ms: self.inner.max(),
+        })
+    }
+
+    /// Counts in 1-2-5 buckets up to the largest non-empty one.
+    pub fn buckets(&self) -> Vec<HistogramBucket> {
+        if self.inner.is_empty() {
+            return Vec::new();
+        }
+        let max = self.inner.max();
+        let mut low = LOWEST_MS;
+        let mut out = Vec::new();
+        for &le in &PLOT_BOUNDS_MS {
+            let count = self.inner.count_between(low, le);
+            out.push(HistogramBucket { le_ms: le, count });
+            if le >= max {
+                break;
+            }
+            low = le + 1;
+        }
+        out
+    }
+
+    /// V2 + deflate encoding, as stored.
+    pub fn encode(&self) -> Result<Vec<u8>, HistogramError> {
+        let mut buf = Vec::with_capacity(256);
+        V2DeflateSerializer::new()
+            .serialize(&self.inner, &mut buf)
+            .map_err(HistogramError::Encode)?;
+        Ok(buf)
+    }
+
+    pub fn decode(blob: &[u8]) -> Result<Self, HistogramError> {
+        let inner: Histogram<u32> = Deserializer::new()
+            .deserialize(&mut std::io::Cursor::new(blob))
+            .map_err(HistogramError::Decode)?;
+        if inner.low() != LOWEST_MS || inner.high() != HIGHEST_MS {
+            return Err(HistogramError::Bounds);
+        }
+        Ok(Self { inner })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_within_two_significant_digits() {
+        let mut h = LatencyHistogram::new();
+        for ms in 1..=1000u64 {
+            h.record(ms * 10);
+        }
+        let p = h.percentiles().unwrap();
+        assert_eq!(p.count, 1000);
+        assert!((p.p95_ms as f64 - 9500.0).abs() <= 9500.0 * 0.01, "{p:?}");
+        assert!((p.max_ms as f64 - 10_000.0).abs() <= 100.0, "{p:?}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_clamped_not_dropped() {
+        let mut h = LatencyHistogram::new();
+        h.record(0);
+        h.record(10 * HIGHEST_MS);
+        assert_eq!(h.len(), 2);
+    }
+
+    #[test]
+    fn encoding_round_trips_and_is_small() {
+        let mut h = LatencyHistogram::new();
+        for i in 0..1000u64 {
+            h.record(800 + (i * 37) % 4000);
+        }
+        let blob = h.encode().unwrap();
+        assert!(blob.len() < 2048, "{} bytes", blob.len());
+        let back = LatencyHistogram::decode(&blob).unwrap();
+        assert_eq!(back.percentiles(), h.percentiles());
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(LatencyHistogram::decode(b"not a histogram").is_err());
+    }
+
+    #[test]
+    fn buckets_cover_every_sample() {
+        let mut h = LatencyHistogram::new();
+        for ms in [5, 150, 150, 2_500, 70_000] {
+            h.record(ms);
+        }
+        let b = h.buckets();
+        assert_eq!(b.iter().map(|b| b.count).sum::<u64>(), 5);
+        assert_eq!(b.last().unwrap().le_ms, 100_000);
+    }
+}

@@ -1,0 +1,229 @@
+//! The editor's write: `min_instances` and `idle_timeout_seconds` per release, validated,
+//! stored with an audit entry, and reported next to the effective values Knative runs with.
+//!
+//! Applying the desired values to the Knative Service is not done here yet; until it is,
+//! `in_sync` shows whether what the editor asked for is what runs.
+
+use axum::Json;
+use axum::extract::{Extension, FromRequest, Path, Request, State};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::auth::Caller;
+use super::error::{ApiError, ErrorBody};
+use super::json::ApiJson;
+use super::request::RequestId;
+use crate::measure::facts::IdleWindowParts;
+use crate::store::config::{ConfigAudit, DesiredConfig};
+
+/// Highest `min_instances` an editor may ask for: a guard against typos that would pin
+/// thousands of pods, well above any release's real need.
+pub const MAX_MIN_INSTANCES: u32 = 1_000;
+/// Knative's largest pod retention period: the idle window can exceed W + D by at most this.
+pub const MAX_RETENTION_SECONDS: u32 = 3_600;
+const AUDIT_ENTRIES_SHOWN: u32 = 20;
+
+/// Body of `PUT config`.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigUpdate {
+    /// Replicas kept when idle, 0 to 1000.
+    pub min_instances: u32,
+    /// Guaranteed idle window in whole seconds: at least the revision's stable window plus
+    /// scale-down delay, at most that plus 3600.
+    pub idle_timeout_seconds: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+pub struct DesiredView {
+    pub min_instances: u32,
+    pub idle_timeout_seconds: u32,
+    pub updated_by: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+pub struct EffectiveView {
+    pub min_instances: u32,
+    pub idle_timeout_seconds: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+pub struct ConfigValues {
+    pub min_instances: u32,
+    pub idle_timeout_seconds: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+pub struct AuditView {
+    pub actor: String,
+    pub request_id: String,
+    pub changed_at: DateTime<Utc>,
+    /// Null for the first change of a release.
+    pub old: Option<ConfigValues>,
+    pub new: ConfigValues,
+}
+
+/// Desired and effective configuration of a release.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+pub struct ConfigView {
+    pub release: String,
+    /// Null until an editor set values.
+    pub desired: Option<DesiredView>,
+    /// What Knative runs with, from the revision's annotations and config-autoscaler.
+    pub effective: EffectiveView,
+    /// True when no desired values are set or they equal the effective ones.
+    pub in_sync: bool,
+    /// Newest first, at most 20.
+    pub audit: Vec<AuditView>,
+}
+
+fn values(d: DesiredConfig) -> ConfigValues {
+    ConfigValues {
+        min_instances: d.min_instances,
+        idle_timeout_seconds: d.idle_timeout_seconds,
+    }
+}
+
+async fn view(state: &AppState, release: &str) -> Result<ConfigView, ApiError> {
+    let entry = state
+        .book
+        .get(release)
+        .ok_or_else(|| ApiError::UnknownRelease {
+            release: release.to_owned(),
+        })?;
+    let stored = state.store.config(release).await?;
+    let audit = state
+        .store
+        .config_audit(release, AUDIT_ENTRIES_SHOWN)
+        .await?;
+    let effective = EffectiveView {
+        min_instances: entry.facts.scaling.min_instances,
+        idle_timeout_seconds: entry.facts.scaling.idle_timeout_seconds,
+    };
+    let in_sync = stored.as_ref().is_none_or(|s| {
+        s.desired.min_instances == effective.min_instances
+            && f64::from(s.desired.idle_timeout_seconds) == effective.idle_timeout_seconds
+    });
+    Ok(ConfigView {
+        release: release.to_owned(),
+        desired: stored.map(|s| DesiredView {
+            min_instances: s.desired.min_instances,
+            idle_timeout_seconds: s.desired.idle_timeout_seconds,
+            updated_by: s.updated_by,
+            updated_at: s.updated_at,
+        }),
+        effective,
+        in_sync,
+        audit: audit.into_iter().map(audit_view).collect(),
+    })
+}
+
+fn audit_view(a: ConfigAudit) -> AuditView {
+    AuditView {
+        actor: a.actor,
+        request_id: a.request_id,
+        changed_at: a.changed_at,
+        old: a.old.map(values),
+        new: values(a.new),
+    }
+}
+
+/// Checks a desired configuration against the limits of the revision it will land on.
+pub fn validate(update: &ConfigUpdate, parts: IdleWindowParts) -> Result<DesiredConfig, ApiError> {
+    if update.min_instances > MAX_MIN_INSTANCES {
+        return Err(ApiError::invalid(
+            "min_instances",
+            format!(
+                "must be between 0 and {MAX_MIN_INSTANCES}, got {}",
+                update.min_instances
+            ),
+        ));
+    }
+    let floor = parts.stable_window_seconds + parts.scale_down_delay_seconds;
+    let ceiling = floor + MAX_RETENTION_SECONDS;
+    let idle = update.idle_timeout_seconds;
+    if idle < floor || idle > ceiling {
+        return Err(ApiError::invalid(
+            "idle_timeout_seconds",
+            format!(
+                "must be between {floor} and {ceiling}, got {idle}: the idle window is the stable \
+                 window ({} s) plus the scale-down delay ({} s) plus a pod retention of 0 to {MAX_RETENTION_SECONDS} s",
+                parts.stable_window_seconds, parts.scale_down_delay_seconds
+            ),
+        ));
+    }
+    Ok(DesiredConfig {
+        min_instances: update.min_instances,
+        idle_timeout_seconds: idle,
+    })
+}
+
+/// Desired and effective configuration, with the audit trail.
+#[utoipa::path(
+    get, path = "/v1/releases/{release}/config", tag = "config",
+    params(("release" = String, Path, description = "Release key")),
+    responses(
+        (status = 200, description = "Desired, effective, audit", body = ConfigView),
+        (status = 401, description = "No or invalid token", body = ErrorBody),
+        (status = 404, description = "Unknown release", body = ErrorBody),
+        (status = 503, description = "Store unavailable", body = ErrorBody),
+    ),
+    security(("bearer" = []), ())
+)]
+pub async fn get_config(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(release): Path<String>,
+) -> Result<Json<ConfigView>, ApiError> {
+    caller.require_read(&state)?;
+    Ok(Json(view(&state, &release).await?))
+}
+
+/// Sets the desired `min_instances` and `idle_timeout_seconds` of a release.
+#[utoipa::path(
+    put, path = "/v1/releases/{release}/config", tag = "config",
+    params(("release" = String, Path, description = "Release key")),
+    request_body = ConfigUpdate,
+    responses(
+        (status = 200, description = "Stored and audited", body = ConfigView),
+        (status = 401, description = "No or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks write or write:<release>", body = ErrorBody),
+        (status = 404, description = "Unknown release", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 422, description = "A field is out of range; the message names it", body = ErrorBody),
+        (status = 503, description = "Store unavailable; nothing was changed", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn put_config(
+    State(state): State<AppState>,
+    caller: Caller,
+    Extension(request_id): Extension<RequestId>,
+    Path(release): Path<String>,
+    body: Request,
+) -> Result<Json<ConfigView>, ApiError> {
+    // Credentials are checked before the body is read, so an unauthorised caller learns
+    // nothing about what a valid body looks like.
+    caller.require_write(&release)?;
+    let ApiJson(update) = ApiJson::<ConfigUpdate>::from_request(body, &state).await?;
+    let entry = state
+        .book
+        .get(&release)
+        .ok_or_else(|| ApiError::UnknownRelease {
+            release: release.clone(),
+        })?;
+    let desired = validate(&update, entry.facts.idle_window_parts)?;
+    let audit = state
+        .store
+        .set_config(&release, desired, caller.name(), &request_id.0, Utc::now())
+        .await?;
+    tracing::info!(
+        release = %release, actor = %audit.actor, request_id = %audit.request_id,
+        min_instances = desired.min_instances, idle_timeout_seconds = desired.idle_timeout_seconds,
+        "desired configuration changed"
+    );
+    Ok(Json(view(&state, &release).await?))
+}

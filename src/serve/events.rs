@@ -1,0 +1,142 @@
+//! Server-Sent Events of runtime changes, for one release or for all.
+//!
+//! Each event is `event: runtime` with the same JSON as the `runtime` read, and the change
+//! sequence number as its id; `event: removed` when a release disappears. A per-release
+//! stream starts with the current state, so a UI needs no separate read. A subscriber that
+//! falls behind gets the current state again (one release) or a `lagged` event saying how
+//! many changes it missed (all releases). Streams end when the service shuts down.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use chrono::Utc;
+use futures::{Stream, StreamExt, stream};
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+
+use super::AppState;
+use super::auth::Caller;
+use super::error::{ApiError, ErrorBody};
+use crate::measure::facts::{Change, FactsBook, ReleaseFacts};
+use crate::telemetry::metrics::Metrics;
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+fn runtime_event(book: &FactsBook, facts: &ReleaseFacts, seq: Option<u64>) -> Event {
+    let runtime = facts.runtime_at(Utc::now(), book.watch());
+    let event = Event::default()
+        .event("runtime")
+        .json_data(&runtime)
+        .expect("plain data");
+    match seq {
+        Some(seq) => event.id(seq.to_string()),
+        None => event,
+    }
+}
+
+fn change_event(book: &FactsBook, change: &Change) -> Event {
+    match &change.facts {
+        Some(facts) => runtime_event(book, facts, Some(change.seq)),
+        None => Event::default()
+            .event("removed")
+            .id(change.seq.to_string())
+            .data(change.release.clone()),
+    }
+}
+
+/// Counts an open stream for as long as it lives.
+struct StreamGuard(Arc<Metrics>);
+
+impl StreamGuard {
+    fn new(metrics: Arc<Metrics>) -> Self {
+        metrics.sse_streams.inc();
+        Self(metrics)
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0.sse_streams.dec();
+    }
+}
+
+fn finish(
+    state: AppState,
+    events: impl Stream<Item = Event> + Send + 'static,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let guard = StreamGuard::new(state.metrics.clone());
+    let events = events
+        .take_until(state.shutdown.clone().cancelled_owned())
+        .map(move |e| {
+            let _counted = &guard;
+            Ok(e)
+        });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+}
+
+/// Runtime changes of one release, starting with its current state.
+#[utoipa::path(
+    get, path = "/v1/releases/{release}/events", tag = "events",
+    params(("release" = String, Path, description = "Release key")),
+    responses(
+        (status = 200, description = "text/event-stream of `runtime` events (data: Runtime)", content_type = "text/event-stream", body = String),
+        (status = 401, description = "No or invalid token", body = ErrorBody),
+        (status = 404, description = "Unknown release", body = ErrorBody),
+    ),
+    security(("bearer" = []), ())
+)]
+pub async fn release_events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(release): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    caller.require_read(&state)?;
+    // Subscribe before reading the current state, so no change can fall between the two.
+    let changes = BroadcastStream::new(state.book.subscribe());
+    let current = state
+        .book
+        .get(&release)
+        .ok_or_else(|| ApiError::UnknownRelease {
+            release: release.clone(),
+        })?;
+    let book = state.book.clone();
+    let first = runtime_event(&book, &current.facts, None);
+    let rest = changes.filter_map(move |item| {
+        let event = match item {
+            Ok(change) if change.release == release => Some(change_event(&book, &change)),
+            Ok(_) => None,
+            Err(BroadcastStreamRecvError::Lagged(_)) => book
+                .get(&release)
+                .map(|e| runtime_event(&book, &e.facts, None)),
+        };
+        futures::future::ready(event)
+    });
+    Ok(finish(state, stream::once(async { first }).chain(rest)))
+}
+
+/// Runtime changes of every release.
+#[utoipa::path(
+    get, path = "/v1/events", tag = "events",
+    responses(
+        (status = 200, description = "text/event-stream of `runtime`, `removed` and `lagged` events", content_type = "text/event-stream", body = String),
+        (status = 401, description = "No or invalid token", body = ErrorBody),
+    ),
+    security(("bearer" = []), ())
+)]
+pub async fn all_events(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    caller.require_read(&state)?;
+    let book = state.book.clone();
+    let events = BroadcastStream::new(state.book.subscribe()).map(move |item| match item {
+        Ok(change) => change_event(&book, &change),
+        Err(BroadcastStreamRecvError::Lagged(missed)) => Event::default()
+            .event("lagged")
+            .data(format!("{{\"missed\":{missed}}}")),
+    });
+    Ok(finish(state, events))
+}

@@ -1,0 +1,124 @@
+//! A JSON body extractor whose rejections are API errors naming the field at fault.
+
+use axum::extract::{FromRequest, Request};
+use axum::http::{StatusCode, header};
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+
+/// Like `axum::Json`, but a type error says which field (`idle_timeout_seconds: invalid
+/// type ...`) with 422, broken JSON gets 400, and an oversized body 413.
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|mime| {
+                let mime = mime.trim();
+                mime == "application/json" || mime.ends_with("+json")
+            });
+        if !json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let limit = req
+            .extensions()
+            .get::<BodyLimit>()
+            .map_or(usize::MAX, |l| l.0);
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::BodyTooLarge { limit_bytes: limit }
+            } else {
+                ApiError::InvalidJson(rejection.body_text())
+            }
+        })?;
+        parse(&bytes).map(ApiJson)
+    }
+}
+
+/// The configured body limit, put in request extensions so rejections can state it.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            match inner.classify() {
+                serde_json::error::Category::Data => {
+                    let message = inner.to_string();
+                    let message = strip_position(&message);
+                    let field = if path == "." {
+                        backticked(message).unwrap_or("body").to_owned()
+                    } else {
+                        path
+                    };
+                    Err(ApiError::invalid(field, message))
+                }
+                _ => Err(ApiError::InvalidJson(inner.to_string())),
+            }
+        }
+    }
+}
+
+/// serde_json appends " at line L column C", which means nothing to a caller naming fields.
+fn strip_position(message: &str) -> &str {
+    message.find(" at line ").map_or(message, |i| &message[..i])
+}
+
+/// The first `name` quoted in backticks: serde names missing and unknown fields that way.
+fn backticked(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(&message[start..start + len])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        count: u32,
+        name: String,
+    }
+
+    fn field_of(r: Result<Body, ApiError>) -> (String, String) {
+        match r {
+            Err(ApiError::InvalidField { field, message }) => (field, message),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_the_field() {
+        let (f, m) = field_of(parse(br#"{"count": -1, "name": "x"}"#));
+        assert_eq!(f, "count");
+        assert!(m.contains("-1"), "{m}");
+        let (f, _) = field_of(parse(br#"{"count": 1}"#));
+        assert_eq!(f, "name");
+        let (f, _) = field_of(parse(br#"{"count": 1, "name": "x", "extra": 2}"#));
+        assert_eq!(f, "extra");
+    }
+
+    #[test]
+    fn broken_json_is_not_a_field_error() {
+        assert!(matches!(parse::<Body>(b"{"), Err(ApiError::InvalidJson(_))));
+    }
+}

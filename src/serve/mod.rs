@@ -1,0 +1,139 @@
+//! The HTTP API (axum): the v1 reads and writes of DESIGN.md, operations endpoints and the
+//! OpenAPI document.
+//!
+//! [`app`] builds the whole router from an [`AppState`], so tests drive it with
+//! `tower::ServiceExt::oneshot` and [`serve`] runs the same router on a socket.
+//!
+//! - [`releases`]: `scaling`, `runtime`, the batch read, `cold-starts`, the release list;
+//! - [`config`]: the editor's `min_instances` and `idle_timeout_seconds`;
+//! - [`events`]: Server-Sent Events of runtime changes;
+//! - [`ops`]: `/alive`, `/health/ready`, `/health`, `/metrics`, `/openapi.json`;
+//! - [`auth`], [`json`], [`request`], [`error`]: the plumbing every route shares.
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod json;
+pub mod openapi;
+pub mod ops;
+pub mod releases;
+pub mod request;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Extension, Router, middleware};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::measure::facts::FactsBook;
+use crate::store::Store;
+use crate::telemetry::health::Readiness;
+use crate::telemetry::metrics::Metrics;
+use auth::Tokens;
+use error::ApiError;
+
+/// What every handler can reach. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
+    pub book: Arc<FactsBook>,
+    pub store: Store,
+    pub tokens: Tokens,
+    pub allow_anonymous_reads: bool,
+    pub readiness: Arc<Readiness>,
+    pub metrics: Arc<Metrics>,
+    /// Cancelled at shutdown: event streams end, readiness closes.
+    pub shutdown: CancellationToken,
+    pub batch_max_releases: usize,
+    pub request_timeout: Duration,
+    pub max_body_bytes: usize,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+/// The whole API.
+pub fn app(state: AppState) -> Router {
+    let v1 = Router::new()
+        .route("/releases", get(releases::list))
+        .route("/releases/{release}/scaling", get(releases::scaling))
+        .route("/releases/{release}/runtime", get(releases::runtime))
+        .route(
+            "/releases/{release}/cold-starts",
+            get(releases::cold_starts),
+        )
+        .route(
+            "/releases/{release}/config",
+            get(config::get_config).put(config::put_config),
+        )
+        .route("/releases/{release}/events", get(events::release_events))
+        .route("/scaling/batch", post(releases::batch_scaling))
+        .route("/events", get(events::all_events));
+    Router::new()
+        .nest("/v1", v1)
+        .route("/alive", get(ops::alive))
+        .route("/health/ready", get(ops::ready))
+        .route("/health", get(ops::health))
+        .route("/metrics", get(ops::metrics))
+        .route("/openapi.json", get(ops::openapi))
+        .fallback(no_route)
+        .layer(DefaultBodyLimit::max(state.max_body_bytes))
+        .layer(Extension(json::BodyLimit(state.max_body_bytes)))
+        // Bounds the time to response headers; streams, once started, are ended by the
+        // shutdown token instead.
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            state.request_timeout,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            request::envelope,
+        ))
+        .with_state(state)
+}
+
+async fn no_route(req: Request) -> ApiError {
+    ApiError::NoRoute {
+        path: req.uri().path().to_owned(),
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` is cancelled, then gives open
+/// connections `grace` to finish before returning anyway.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let router = app(state);
+    let stop = shutdown.clone();
+    let server = axum::serve(listener, router)
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        done = &mut server => done,
+        () = async { shutdown.cancelled().await; tokio::time::sleep(grace).await } => {
+            tracing::warn!(grace_ms = grace.as_millis() as u64, "connections still open after the shutdown grace; exiting anyway");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Start-up and shutdown of `serve`: wires the store, the facts book and the API to one
+//! cancellation token, runs the warm-up behind the readiness gate, and stops on SIGTERM or
+//! Ctrl-C.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServeConfig;
+use crate::measure::facts::FactsBook;
+use crate::serve::auth::Tokens;
+use crate::serve::{self, AppState, Shared};
+use crate::store::Store;
+use crate::telemetry::health::{Readiness, WarmupTask};
+use crate::telemetry::metrics::Metrics;
+
+/// Everything `serve` built, before it starts listening; tests and the demo use it to run
+/// the service in-process.
+pub struct Service {
+    pub state: AppState,
+    pub listener: TcpListener,
+}
+
+impl Service {
+    /// Loads tokens, opens the store (lazily: a database that is down does not stop the
+    /// service), binds the listener.
+    pub async fn build(config: &ServeConfig, shutdown: CancellationToken) -> anyhow::Result<Self> {
+        let tokens = match &config.tokens_file {
+            Some(path) => Tokens::load(path).context("loading the tokens file")?,
+            None => Tokens::default(),
+        };
+        if tokens.is_empty() && !config.allow_anonymous_reads {
+            tracing::warn!(
+                "no tokens and anonymous reads disabled: every /v1 request will get 401"
+            );
+        }
+        let store = Store::connect_lazy(&config.database).context("opening the store")?;
+        let listener = TcpListener::bind(config.listen_addr)
+            .await
+            .with_context(|| format!("binding {}", config.listen_addr))?;
+        let state = AppState::new(Shared {
+            book: Arc::new(FactsBook::new(std::time::Duration::from_secs(
+                config.stale_after_seconds,
+            ))),
+            store,
+            tokens,
+            allow_anonymous_reads: config.allow_anonymous_reads,
+            readiness: Readiness::new(),
+            metrics: Arc::new(Metrics::new()),
+            shutdown,
+            batch_max_releases: config.batch_max_releases,
+            request_timeout: config.request_timeout(),
+            max_body_bytes: config.max_body_bytes,
+        });
+        Ok(Self { state, listener })
+    }
+
+    /// Serves until the shutdown token is cancelled. Warm-up runs beside the server so that
+    /// `/alive` and `/health` answer while readiness is still closed.
+    pub async fn run(self, config: &ServeConfig) -> anyhow::Result<()> {
+        let state = self.state.clone();
+        let shutdown = state.shutdown.clone();
+        let addr = self.listener.local_addr()?;
+        tracing::info!(%addr, backend = ?state.store.backend(), "serving");
+        let warmup = {
+            let state = state.clone();
+            let ceiling = config.warmup_ceiling();
+            tokio::spawn(async move {
+                let store = state.store.clone();
+                let tasks = vec![WarmupTask::new("store", async move {
+                    store
+                        .migrate()
+                        .await
+                        .map_err(|e| crate::serve::error::ErrorChain(&e).to_string())
+                })];
+                tokio::select! {
+                    () = state.readiness.warm_up(tasks, ceiling) => {}
+                    () = state.shutdown.cancelled() => {}
+                }
+            })
+        };
+        let served = serve::serve(
+            self.listener,
+            state.clone(),
+            shutdown.clone(),
+            config.shutdown_grace(),
+        )
+        .await;
+        warmup.abort();
+        state.store.close().await;
+        tracing::info!("stopped");
+        served.context("HTTP server failed")
+    }
+}
+
+/// Cancels `token` on SIGTERM or Ctrl-C.
+pub fn cancel_on_signals(token: CancellationToken) {
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term = match tokio::signal::unix::signal(
+                tokio::signal::unix::SignalKind::terminate(),
+            ) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the service");
+                    let _ = ctrl_c.await;
+                    token.cancel();
+                    return;
+                }
+            };
+            tokio::select! {
+                _ = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
+                _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = ctrl_c.await;
+        }
+        token.cancel();
+    });
+}

@@ -1,0 +1,156 @@
+//! The store: the only module that speaks SQL.
+//!
+//! One set of queries serves both backends through sqlx's `Any` driver: SQLite (a file, the
+//! embedded default) and PostgreSQL (production, several replicas). The queries use `$N`
+//! placeholders, which both understand, and only the types both share (64-bit integers,
+//! text, blobs); times are stored as milliseconds since the epoch. The two dialects differ
+//! only in their DDL, so each has its own migrations folder with the same layout.
+//!
+//! - [`releases`]: releases and revisions as last seen.
+//! - [`config`]: the editor's desired values and their audit trail.
+//! - [`wakes`]: one row per wake, keyed by revision UID and start second.
+//! - [`histograms`]: compressed histogram blobs per revision, series and time bucket.
+
+pub mod config;
+pub mod histograms;
+pub mod releases;
+pub mod wakes;
+
+use std::time::Duration;
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::migrate::Migrator;
+use sqlx::{AnyPool, Executor};
+
+use crate::config::DatabaseConfig;
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Errors of the store layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database URL must start with sqlite: or postgres:, got {scheme:?}")]
+    UnsupportedUrl { scheme: String },
+    #[error("cannot connect to the database")]
+    Connect(#[source] sqlx::Error),
+    #[error("database migration failed")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("database query failed")]
+    Query(#[from] sqlx::Error),
+    #[error("stored {what} is invalid")]
+    Corrupt {
+        what: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl StoreError {
+    fn corrupt(what: &'static str, e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Corrupt {
+            what,
+            source: Box::new(e),
+        }
+    }
+}
+
+/// Which database is behind the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn of_url(url: &str) -> Result<Self, StoreError> {
+        let scheme = url.split(':').next().unwrap_or_default();
+        match scheme {
+            "sqlite" => Ok(Self::Sqlite),
+            "postgres" | "postgresql" => Ok(Self::Postgres),
+            _ => Err(StoreError::UnsupportedUrl {
+                scheme: scheme.to_owned(),
+            }),
+        }
+    }
+}
+
+/// A handle to the database; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl Store {
+    /// Connects lazily: the pool opens connections on first use, so a database that is down
+    /// at start delays nothing and shows on `/health` instead.
+    pub fn connect_lazy(config: &DatabaseConfig) -> Result<Self, StoreError> {
+        install_default_drivers();
+        let backend = Backend::of_url(&config.database_url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(config.database_max_connections)
+            .acquire_timeout(config.acquire_timeout())
+            .connect_lazy(&config.database_url)
+            .map_err(StoreError::Connect)?;
+        Ok(Self { pool, backend })
+    }
+
+    /// Connects now and fails if the database cannot be reached.
+    pub async fn connect(config: &DatabaseConfig) -> Result<Self, StoreError> {
+        let store = Self::connect_lazy(config)?;
+        store.ping().await.map_err(|e| match e {
+            StoreError::Query(e) => StoreError::Connect(e),
+            other => other,
+        })?;
+        Ok(store)
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Applies the migrations of this backend that have not run yet.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.run(&self.pool).await.map_err(StoreError::Migrate)
+    }
+
+    /// A PING-class check (`SELECT 1`), as readiness and `/health` use it.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.pool.execute("SELECT 1").await?;
+        Ok(())
+    }
+
+    /// Closes every connection; queries after this fail.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+}
+
+/// Converts a stored non-negative integer; a negative value means the row was not written
+/// by this service.
+fn to_u64(what: &'static str, v: i64) -> Result<u64, StoreError> {
+    u64::try_from(v).map_err(|e| StoreError::corrupt(what, e))
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn time_of(what: &'static str, ms: i64) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
+    chrono::DateTime::from_timestamp_millis(ms).ok_or_else(|| StoreError::Corrupt {
+        what,
+        source: format!("{ms} ms is out of range").into(),
+    })
+}
+
+/// How long a health check waits for the store before calling it down.
+pub const PING_TIMEOUT: Duration = Duration::from_secs(2);

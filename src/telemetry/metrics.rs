@@ -1,0 +1,107 @@
+//! Prometheus metrics of the service.
+//!
+//! Label values come from closed sets (route templates, methods, status classes), so the
+//! number of series is bounded however many releases or clients there are.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The route template, e.g. `/v1/releases/{release}/scaling`.
+    pub route: String,
+    pub method: String,
+    /// `2xx`, `4xx`, ...
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub route: String,
+}
+
+/// Every metric the service exports, registered once.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub http_requests: Family<RequestLabels, Counter>,
+    pub http_duration: Family<RouteLabels, Histogram>,
+    pub releases_known: Gauge,
+    pub sse_streams: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("scaling_facts");
+        let http_requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route, method and status class",
+            http_requests.clone(),
+        );
+        let http_duration = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
+            // 50 µs to about 1.6 s.
+            Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+        });
+        registry.register(
+            "http_request_duration_seconds",
+            "Time to produce the response headers, by route",
+            http_duration.clone(),
+        );
+        let releases_known = Gauge::default();
+        registry.register(
+            "releases_known",
+            "Releases in the facts book",
+            releases_known.clone(),
+        );
+        let sse_streams = Gauge::default();
+        registry.register("sse_streams", "Open event streams", sse_streams.clone());
+        Self {
+            registry,
+            http_requests,
+            http_duration,
+            releases_known,
+            sse_streams,
+        }
+    }
+
+    pub fn observe_request(&self, route: &str, method: &str, status: u16, took: Duration) {
+        let status = format!("{}xx", status / 100);
+        self.http_requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                method: method.to_owned(),
+                status,
+            })
+            .inc();
+        self.http_duration
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The OpenMetrics text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("writing to a String cannot fail");
+        out
+    }
+}
+
+/// Shared handle.
+pub type SharedMetrics = Arc<Metrics>;

@@ -1,0 +1,193 @@
+//! Shared test fixtures: a fresh database on each backend, and an API state with known
+//! tokens and releases.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use scaling_facts::config::DatabaseConfig;
+use scaling_facts::measure::facts::{FactsBook, ReleaseFacts};
+use scaling_facts::serve::auth::Tokens;
+use scaling_facts::serve::{AppState, Shared};
+use scaling_facts::store::Store;
+use scaling_facts::telemetry::health::Readiness;
+use scaling_facts::telemetry::metrics::Metrics;
+use sqlx::Connection;
+use tokio_util::sync::CancellationToken;
+
+/// Where the PostgreSQL tests connect to create their databases. A test that cannot reach
+/// it fails: CI must never silently skip the production backend.
+pub fn postgres_admin_url() -> String {
+    std::env::var("SCALING_FACTS_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/postgres".to_owned())
+}
+
+/// A migrated database that exists for one test.
+pub struct TestDb {
+    pub store: Store,
+    pub url: String,
+    cleanup: Cleanup,
+}
+
+enum Cleanup {
+    Sqlite(tempfile::TempDir),
+    Postgres { admin: String, name: String },
+}
+
+pub fn db_config(url: &str) -> DatabaseConfig {
+    DatabaseConfig {
+        database_url: url.to_owned(),
+        database_max_connections: 4,
+        database_acquire_timeout_ms: 5_000,
+    }
+}
+
+impl TestDb {
+    pub async fn sqlite() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}/test.db?mode=rwc", dir.path().display());
+        let store = Store::connect(&db_config(&url))
+            .await
+            .expect("sqlite opens");
+        store.migrate().await.expect("sqlite migrates");
+        Self {
+            store,
+            url,
+            cleanup: Cleanup::Sqlite(dir),
+        }
+    }
+
+    pub async fn postgres() -> Self {
+        let admin = postgres_admin_url();
+        let name = format!("sf_test_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = sqlx::postgres::PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL must be reachable at {admin}: {e}"));
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+        conn.close().await.ok();
+        let base = admin.rsplit_once('/').expect("URL has a database").0;
+        let url = format!("{base}/{name}");
+        let store = Store::connect(&db_config(&url))
+            .await
+            .expect("postgres opens");
+        store.migrate().await.expect("postgres migrates");
+        Self {
+            store,
+            url,
+            cleanup: Cleanup::Postgres { admin, name },
+        }
+    }
+
+    pub async fn of(backend: &str) -> Self {
+        match backend {
+            "sqlite" => Self::sqlite().await,
+            "postgres" => Self::postgres().await,
+            other => panic!("unknown backend {other}"),
+        }
+    }
+
+    pub async fn finish(self) {
+        self.store.close().await;
+        if let Cleanup::Postgres { admin, name } = self.cleanup {
+            let mut conn = sqlx::postgres::PgConnection::connect(&admin)
+                .await
+                .expect("admin connection");
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut conn)
+            .await
+            .expect("drop test database");
+        }
+    }
+}
+
+/// Runs the body once on SQLite and once on PostgreSQL, each in a fresh database.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn sqlite() {
+                let db = common::TestDb::sqlite().await;
+                ($body)(db.store.clone()).await;
+                db.finish().await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let db = common::TestDb::postgres().await;
+                ($body)(db.store.clone()).await;
+                db.finish().await;
+            }
+        }
+    };
+}
+
+pub fn t(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
+}
+
+/// Tokens of every scope. The token text is the name prefixed with `tok-`.
+pub const TOKENS: &[(&str, &[&str])] = &[
+    ("reader", &["read"]),
+    ("writer", &["write"]),
+    ("shop-editor", &["write:shop.prod"]),
+];
+
+pub fn token_of(name: &str) -> String {
+    format!("tok-{name}")
+}
+
+pub fn tokens() -> Tokens {
+    use sha2::{Digest, Sha256};
+    let mut text = String::new();
+    for (name, scopes) in TOKENS {
+        let digest = hex::encode(Sha256::digest(token_of(name).as_bytes()));
+        let scopes: Vec<String> = scopes.iter().map(|s| format!("{s:?}")).collect();
+        text.push_str(&format!(
+            "[[token]]\nname = {name:?}\nsha256 = \"{digest}\"\nscopes = [{}]\n",
+            scopes.join(", ")
+        ));
+    }
+    Tokens::parse(&text).expect("test tokens parse")
+}
+
+pub struct TestApp {
+    pub state: AppState,
+    pub db: TestDb,
+}
+
+/// An API over a fresh SQLite store, with `shop.prod` and `cart.prod` known.
+pub async fn test_app(allow_anonymous_reads: bool) -> TestApp {
+    let db = TestDb::sqlite().await;
+    let state = state_with(db.store.clone(), allow_anonymous_reads);
+    state
+        .book
+        .upsert(ReleaseFacts::idle("shop.prod", "prod", "shop", t(0)));
+    state
+        .book
+        .upsert(ReleaseFacts::idle("cart.prod", "prod", "cart", t(0)));
+    TestApp { state, db }
+}
+
+pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
+    AppState::new(Shared {
+        book: Arc::new(FactsBook::new(Duration::from_secs(90))),
+        store,
+        tokens: tokens(),
+        allow_anonymous_reads,
+        readiness: Readiness::opened(),
+        metrics: Arc::new(Metrics::new()),
+        shutdown: CancellationToken::new(),
+        batch_max_releases: 100,
+        request_timeout: Duration::from_secs(5),
+        max_body_bytes: 4_096,
+    })
+}

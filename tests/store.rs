@@ -1,0 +1,206 @@
+//! The store on both backends: every test here runs on SQLite and on PostgreSQL.
+
+mod common;
+
+use common::t;
+use scaling_facts::measure::histogram::LatencyHistogram;
+use scaling_facts::measure::wake::{Outcome, PhaseDurations, Precision, WakeKind, WakeRecord};
+use scaling_facts::store::Store;
+use scaling_facts::store::config::DesiredConfig;
+use scaling_facts::store::releases::{ReleaseRow, RevisionRow};
+
+fn wake(rev_uid: &str, at: i64, outcome: Outcome) -> WakeRecord {
+    let requested_at = t(at) + chrono::Duration::milliseconds(250);
+    WakeRecord {
+        release: "shop.prod".into(),
+        revision: "shop-00001".into(),
+        revision_uid: rev_uid.into(),
+        kind: WakeKind::Wake,
+        outcome,
+        requested_at,
+        serving_at: (outcome == Outcome::Served)
+            .then(|| requested_at + chrono::Duration::milliseconds(4_321)),
+        duration_ms: 4_321,
+        phases: PhaseDurations {
+            provisioning_ms: Some(120),
+            pulling_image_ms: Some(3_000),
+            starting_ms: (outcome == Outcome::Served).then_some(1_201),
+        },
+        precision: Precision::Ms,
+        failure_reason: (outcome == Outcome::Failed).then(|| "ImagePullBackOff".into()),
+        failure_message: (outcome == Outcome::Failed).then(|| "Back-off pulling image".into()),
+    }
+}
+
+on_both_backends!(migrations_are_idempotent, async |store: Store| {
+    store.migrate().await.expect("second run changes nothing");
+    store.ping().await.unwrap();
+});
+
+on_both_backends!(a_wake_is_recorded_once, async |store: Store| {
+    let w = wake("uid-1", 10, Outcome::Served);
+    assert!(store.record_wake(&w, t(20)).await.unwrap());
+    // Same revision, same start second, other details: the first record stands.
+    let mut again = w.clone();
+    again.requested_at = t(10) + chrono::Duration::milliseconds(900);
+    again.duration_ms = 9_999;
+    again.precision = Precision::S;
+    assert!(!store.record_wake(&again, t(21)).await.unwrap());
+    // Another second, or another revision, is another wake.
+    assert!(
+        store
+            .record_wake(&wake("uid-1", 11, Outcome::Aborted), t(22))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .record_wake(&wake("uid-2", 10, Outcome::Failed), t(22))
+            .await
+            .unwrap()
+    );
+
+    assert_eq!(store.count_wakes("uid-1").await.unwrap(), 2);
+    let recent = store.recent_wakes("uid-1", 10).await.unwrap();
+    assert_eq!(recent.len(), 2);
+    assert_eq!(recent[0].outcome, Outcome::Aborted, "newest first");
+    assert_eq!(recent[1], w, "every field round-trips");
+    let failed = &store.recent_wakes("uid-2", 10).await.unwrap()[0];
+    assert_eq!(failed.failure_reason.as_deref(), Some("ImagePullBackOff"));
+    assert_eq!(failed.serving_at, None);
+    assert_eq!(failed.phases.starting_ms, None);
+
+    let since = store.wakes_since(t(11)).await.unwrap();
+    assert_eq!(since.len(), 1);
+    assert_eq!(store.wakes_since(t(0)).await.unwrap().len(), 3);
+});
+
+on_both_backends!(config_changes_are_audited, async |store: Store| {
+    assert!(store.config("shop.prod").await.unwrap().is_none());
+    let first = DesiredConfig {
+        min_instances: 0,
+        idle_timeout_seconds: 300,
+    };
+    let second = DesiredConfig {
+        min_instances: 2,
+        idle_timeout_seconds: 120,
+    };
+    let a1 = store
+        .set_config("shop.prod", first, "alice", "req-1", t(1))
+        .await
+        .unwrap();
+    assert_eq!(a1.old, None);
+    let a2 = store
+        .set_config("shop.prod", second, "bob", "req-2", t(2))
+        .await
+        .unwrap();
+    assert_eq!(a2.old, Some(first));
+    assert_eq!(a2.new, second);
+    let stored = store.config("shop.prod").await.unwrap().unwrap();
+    assert_eq!(stored.desired, second);
+    assert_eq!(stored.updated_by, "bob");
+    assert_eq!(stored.updated_at, t(2));
+    let trail = store.config_audit("shop.prod", 10).await.unwrap();
+    assert_eq!(trail.len(), 2);
+    assert_eq!(
+        (trail[0].actor.as_str(), trail[0].request_id.as_str()),
+        ("bob", "req-2")
+    );
+    assert_eq!(trail[1].new, first);
+    assert_eq!(trail[1].changed_at, t(1));
+    assert!(
+        store
+            .config_audit("cart.prod", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.config_audit("shop.prod", 1).await.unwrap().len(), 1);
+});
+
+on_both_backends!(histograms_round_trip_and_prune, async |store: Store| {
+    let mut h = LatencyHistogram::new();
+    for ms in [900, 1_200, 4_500, 30_000] {
+        h.record(ms);
+    }
+    store
+        .save_histogram("uid-1", "served", t(0), &h, t(5))
+        .await
+        .unwrap();
+    store
+        .save_histogram("uid-1", "starting", t(0), &h, t(5))
+        .await
+        .unwrap();
+    h.record(2_000);
+    store
+        .save_histogram("uid-1", "served", t(0), &h, t(6))
+        .await
+        .unwrap(); // replaces
+    store
+        .save_histogram("uid-1", "served", t(3_600), &h, t(6))
+        .await
+        .unwrap();
+    let all = store.histograms_since(t(0)).await.unwrap();
+    assert_eq!(all.len(), 3);
+    let served = all
+        .iter()
+        .find(|s| s.series == "served" && s.bucket_start == t(0))
+        .unwrap();
+    assert_eq!(served.histogram.len(), 5);
+    assert_eq!(served.histogram.percentiles(), h.percentiles());
+    assert_eq!(store.prune_histograms(t(3_600)).await.unwrap(), 2);
+    assert_eq!(store.histograms_since(t(0)).await.unwrap().len(), 1);
+});
+
+on_both_backends!(releases_and_revisions, async |store: Store| {
+    let mut r = ReleaseRow {
+        release: "shop.prod".into(),
+        namespace: "prod".into(),
+        service: "shop".into(),
+        service_uid: "svc-uid".into(),
+        first_seen: t(0),
+        last_seen: t(0),
+    };
+    store.upsert_release(&r).await.unwrap();
+    r.first_seen = t(50);
+    r.last_seen = t(50);
+    store.upsert_release(&r).await.unwrap();
+    let rows = store.releases().await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].first_seen, t(0), "first_seen is kept");
+    assert_eq!(rows[0].last_seen, t(50));
+    for (uid, name, at) in [("u2", "shop-00002", 20), ("u1", "shop-00001", 10)] {
+        store
+            .upsert_revision(&RevisionRow {
+                revision_uid: uid.into(),
+                release: "shop.prod".into(),
+                namespace: "prod".into(),
+                name: name.into(),
+                created: t(at),
+            })
+            .await
+            .unwrap();
+    }
+    let revs = store.revisions_of("shop.prod").await.unwrap();
+    assert_eq!(
+        revs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["shop-00001", "shop-00002"]
+    );
+});
+
+#[tokio::test]
+async fn an_unreachable_database_is_an_error_not_a_hang() {
+    // Port 9 (discard) on loopback: nothing listens there.
+    let mut cfg = common::db_config("postgres://root@127.0.0.1:9/none");
+    cfg.database_acquire_timeout_ms = 1_000;
+    let started = std::time::Instant::now();
+    let err = Store::connect(&cfg).await.unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(err.to_string().contains("connect"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unknown_url_scheme_is_refused() {
+    let err = Store::connect_lazy(&common::db_config("mysql://x/y")).unwrap_err();
+    assert!(err.to_string().contains("mysql"), "{err}");
+}
