@@ -19,8 +19,10 @@ pub struct Scaling {
     pub idle_timeout_seconds: f64,
     /// Measured time from wake request to serving: the configured percentile over recent
     /// served wakes of the active revision(s). Null until measured.
+    #[schema(required = true)]
     pub expected_cold_start_seconds: Option<f64>,
     /// When the oldest current ready pod began serving; null at zero replicas.
+    #[schema(required = true)]
     pub serving_since: Option<DateTime<Utc>>,
 }
 

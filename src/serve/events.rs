@@ -138,5 +138,7 @@ pub async fn all_events(
             .event("lagged")
             .data(format!("{{\"missed\":{missed}}}")),
     });
-    Ok(finish(state, events))
+    // A first comment tells the client the stream is open before any change happens.
+    let opened = Event::default().comment("connected");
+    Ok(finish(state, stream::once(async { opened }).chain(events)))
 }
