@@ -25,6 +25,8 @@ pub enum Command {
     Serve(ServeConfig),
     /// Apply the database migrations and exit.
     Migrate(DatabaseConfig),
+    /// Run the simulated Knative cluster alone, and write a kubeconfig for it.
+    Sim(SimConfig),
     /// Print the OpenAPI document of the v1 API (the checked-in copy is `openapi/v1.json`).
     Openapi,
     /// Create a bearer token: prints the token once and the tokens-file entry that holds its hash.
@@ -157,6 +159,28 @@ impl ServeConfig {
 pub enum LogFormat {
     Json,
     Text,
+}
+
+/// Everything `sim` needs.
+#[derive(Debug, Clone, Args)]
+pub struct SimConfig {
+    /// Loopback address of the simulated API server, activator and admin endpoints.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_SIM_LISTEN_ADDR",
+        default_value = "127.0.0.1:6443"
+    )]
+    pub sim_listen_addr: SocketAddr,
+    /// Scenario file (YAML or JSON); without one the cluster starts empty.
+    #[arg(long, env = "SCALING_FACTS_SIM_SCENARIO")]
+    pub scenario: Option<PathBuf>,
+    /// Where to write the kubeconfig that points at the simulator.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_SIM_KUBECONFIG",
+        default_value = "sim.kubeconfig"
+    )]
+    pub kubeconfig_out: PathBuf,
 }
 
 /// Arguments of `token`.

@@ -16,5 +16,6 @@ pub mod config;
 pub mod measure;
 pub mod serve;
 pub mod service;
+pub mod sim;
 pub mod store;
 pub mod telemetry;

@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 use scaling_facts::config::{Cli, Command, LogFormat};
 use scaling_facts::serve::{auth, openapi};
 use scaling_facts::service::{Service, cancel_on_signals};
+use scaling_facts::sim::{Scenario, Simulator};
 use scaling_facts::store::Store;
 use scaling_facts::telemetry;
 
@@ -29,6 +30,28 @@ async fn main() -> anyhow::Result<()> {
             store.migrate().await.context("migrating")?;
             store.close().await;
             tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Sim(config) => {
+            telemetry::init_logging(LogFormat::Text);
+            anyhow::ensure!(
+                config.sim_listen_addr.ip().is_loopback(),
+                "the simulator only listens on loopback addresses"
+            );
+            let scenario = match &config.scenario {
+                Some(path) => Scenario::load(path)?,
+                None => Scenario::default(),
+            };
+            let shutdown = CancellationToken::new();
+            cancel_on_signals(shutdown.clone());
+            let sim = Simulator::start(config.sim_listen_addr, scenario, shutdown.clone())
+                .await
+                .context("starting the simulator")?;
+            sim.write_kubeconfig(&config.kubeconfig_out)
+                .context("writing the kubeconfig")?;
+            tracing::info!(url = %sim.url(), kubeconfig = %config.kubeconfig_out.display(), "simulator running");
+            shutdown.cancelled().await;
+            sim.stop().await;
             Ok(())
         }
         Command::Openapi => {
