@@ -126,10 +126,10 @@ async fn a_wake_through_the_activator_is_seen_by_kube_watchers_in_order() {
             let cfg = watcher::Config::default().labels("serving.knative.dev/service=cart");
             let mut stream = watcher::watcher(api, cfg).default_backoff().boxed();
             while let Some(ev) = stream.next().await {
-                if let Ok(Event::Apply(obj)) = ev {
-                    if let Some(d) = describe(kind, &obj) {
-                        seen.lock().unwrap().push((rv(&obj), d));
-                    }
+                if let Ok(Event::Apply(obj)) = ev
+                    && let Some(d) = describe(kind, &obj)
+                {
+                    seen.lock().unwrap().push((rv(&obj), d));
                 }
             }
         }));
@@ -257,14 +257,12 @@ async fn the_idle_window_scales_back_to_zero() {
     sim.stop().await;
 }
 
+/// How many initial lists a watcher finished, and `name@desiredScale` of what it saw.
+type Inits = Arc<Mutex<(u32, BTreeSet<String>)>>;
+
 /// Counts how often a watcher finished an initial list, and what it saw.
-fn count_inits(
-    client: &kube::Client,
-) -> (
-    Arc<Mutex<(u32, BTreeSet<String>)>>,
-    tokio::task::JoinHandle<()>,
-) {
-    let state: Arc<Mutex<(u32, BTreeSet<String>)>> = Arc::default();
+fn count_inits(client: &kube::Client) -> (Inits, tokio::task::JoinHandle<()>) {
+    let state: Inits = Arc::default();
     let api = api(client, resources::POD_AUTOSCALER);
     let s = state.clone();
     let task = tokio::spawn(async move {

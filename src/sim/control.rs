@@ -248,7 +248,7 @@ impl Cluster {
     }
 
     /// Makes the next revision when the Service's template changed.
-    pub(crate) fn reconcile_service(self: &Arc<Self>, namespace: &str, name: &str) {
+    pub fn reconcile_service(self: &Arc<Self>, namespace: &str, name: &str) {
         let Some(svc) = self.lock().get(SERVICE, namespace, name) else {
             return;
         };
