@@ -18,6 +18,7 @@ fn wake(rev_uid: &str, at: i64, outcome: Outcome) -> WakeRecord {
         kind: WakeKind::Wake,
         outcome,
         requested_at,
+        start_second: requested_at.timestamp(),
         serving_at: (outcome == Outcome::Served)
             .then(|| requested_at + chrono::Duration::milliseconds(4_321)),
         duration_ms: 4_321,
@@ -43,6 +44,7 @@ on_both_backends!(a_wake_is_recorded_once, async |store: Store| {
     // Same revision, same start second, other details: the first record stands.
     let mut again = w.clone();
     again.requested_at = t(10) + chrono::Duration::milliseconds(900);
+    again.start_second = t(10).timestamp();
     again.duration_ms = 9_999;
     again.precision = Precision::S;
     assert!(!store.record_wake(&again, t(21)).await.unwrap());

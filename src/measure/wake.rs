@@ -59,6 +59,11 @@ pub struct WakeRecord {
     pub kind: WakeKind,
     pub outcome: Outcome,
     pub requested_at: DateTime<Utc>,
+    /// The wake's identity with the revision UID: the whole second Kubernetes stamped on
+    /// its start (the PodAutoscaler's `Active=Unknown Queued` transition, else the first
+    /// pod's creation, else the revision's creation for an initial start). Taken from
+    /// object timestamps, so every observer, before or after a restart, derives the same.
+    pub start_second: i64,
     /// When the first pod of the wake became ready; null unless served.
     pub serving_at: Option<DateTime<Utc>>,
     /// From `requested_at` to serving (served) or to the end of the wake (otherwise).
@@ -67,13 +72,6 @@ pub struct WakeRecord {
     pub precision: Precision,
     pub failure_reason: Option<String>,
     pub failure_message: Option<String>,
-}
-
-impl WakeRecord {
-    /// The whole second the wake started in: with the revision UID, the wake's identity.
-    pub fn start_second(&self) -> i64 {
-        self.requested_at.timestamp()
-    }
 }
 
 macro_rules! text_enum {

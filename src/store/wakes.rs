@@ -14,7 +14,7 @@ macro_rules! columns {
     () => {
         "release_key, revision, revision_uid, kind, outcome, requested_ms, serving_ms, \
          duration_ms, provisioning_ms, pulling_image_ms, starting_ms, precision, \
-         failure_reason, failure_message"
+         failure_reason, failure_message, start_second"
     };
 }
 
@@ -30,7 +30,7 @@ impl Store {
         let done = sqlx::query(concat!(
             "INSERT INTO wakes (",
             columns!(),
-            ", start_second, recorded_ms) VALUES \
+            ", recorded_ms) VALUES \
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
              ON CONFLICT (revision_uid, start_second) DO NOTHING"
         ))
@@ -48,7 +48,7 @@ impl Store {
         .bind(w.precision.as_str())
         .bind(w.failure_reason.as_deref())
         .bind(w.failure_message.as_deref())
-        .bind(w.start_second())
+        .bind(w.start_second)
         .bind(recorded_at.timestamp_millis())
         .execute(self.pool())
         .await?;
@@ -130,5 +130,6 @@ fn wake_of(row: &AnyRow) -> Result<WakeRecord, StoreError> {
             .map_err(|e| StoreError::corrupt("wakes.precision", e))?,
         failure_reason: row.try_get(12)?,
         failure_message: row.try_get(13)?,
+        start_second: row.try_get(14)?,
     })
 }

@@ -1,0 +1,240 @@
+//! Per-revision wake statistics: the recent window behind `expected_cold_start_seconds`,
+//! hourly HDR histograms per series (kept compressed), counts by outcome, recent wakes.
+//!
+//! Everything a read needs is computed here when a wake is recorded, and kept: the
+//! expected start and the revision's cold-start report. Histograms stay compressed in
+//! memory and are decoded only to record into them, so an idle revision costs little.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::histogram::LatencyHistogram;
+use super::view::{OutcomeCounts, PhaseBreakdown, RevisionColdStarts};
+use super::wake::{Outcome, WakeKind, WakeRecord};
+
+/// Width of a histogram time bucket.
+pub const BUCKET_SECONDS: i64 = 3_600;
+/// The histogram series: whole served wakes, then each phase.
+pub const SERIES: [&str; 4] = ["served", "provisioning", "pulling_image", "starting"];
+const RECENT: usize = 10;
+
+/// How `expected_cold_start_seconds` is computed (ADR 0041 open question 2).
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSettings {
+    /// Percentile P, 0 to 100.
+    pub percentile: f64,
+    /// The last N served wakes...
+    pub wakes: usize,
+    /// ...no older than this.
+    pub max_age: Duration,
+    /// Fewer served wakes than this in the window: not measured yet.
+    pub min_samples: usize,
+}
+
+impl Default for WindowSettings {
+    fn default() -> Self {
+        Self {
+            percentile: 95.0,
+            wakes: 100,
+            max_age: Duration::days(7),
+            min_samples: 1,
+        }
+    }
+}
+
+/// A histogram to persist: revision, series, bucket start, contents.
+pub type HistogramUpdate = (String, &'static str, DateTime<Utc>, LatencyHistogram);
+
+#[derive(Debug, Clone, Default)]
+pub struct RevisionStats {
+    /// (requested second, ms) of the newest served wakes, oldest first.
+    window: VecDeque<(i64, u32)>,
+    expected_ms: Option<u64>,
+    counts: OutcomeCounts,
+    /// Compressed histograms by (series index, bucket start second).
+    histograms: BTreeMap<(u8, i64), Box<[u8]>>,
+    recent: VecDeque<WakeRecord>,
+}
+
+fn bucket_of(t: DateTime<Utc>) -> i64 {
+    t.timestamp().div_euclid(BUCKET_SECONDS) * BUCKET_SECONDS
+}
+
+impl RevisionStats {
+    /// Adds a recorded wake; returns the histograms that changed, for the store.
+    pub fn record(&mut self, w: &WakeRecord, settings: &WindowSettings, now: DateTime<Utc>) -> Vec<HistogramUpdate> {
+        match (w.kind, w.outcome) {
+            (WakeKind::Initial, _) => self.counts.initial += 1,
+            (_, Outcome::Served) => self.counts.served += 1,
+            (_, Outcome::Aborted) => self.counts.aborted += 1,
+            (_, Outcome::Failed) => self.counts.failed += 1,
+        }
+        self.recent.push_front(w.clone());
+        self.recent.truncate(RECENT);
+        let mut updates = Vec::new();
+        if w.kind == WakeKind::Wake && w.outcome == Outcome::Served {
+            self.window.push_back((w.requested_at.timestamp(), w.duration_ms.min(u64::from(u32::MAX)) as u32));
+            let values = [
+                Some(w.duration_ms),
+                w.phases.provisioning_ms,
+                w.phases.pulling_image_ms,
+                w.phases.starting_ms,
+            ];
+            let bucket = bucket_of(w.requested_at);
+            for (i, v) in values.into_iter().enumerate() {
+                let Some(v) = v else { continue };
+                let mut h = self
+                    .histograms
+                    .get(&(i as u8, bucket))
+                    .and_then(|b| LatencyHistogram::decode(b).ok())
+                    .unwrap_or_default();
+                h.record(v);
+                if let Ok(blob) = h.encode() {
+                    self.histograms.insert((i as u8, bucket), blob.into_boxed_slice());
+                }
+                let start = DateTime::from_timestamp(bucket, 0).unwrap_or(now);
+                updates.push((w.revision_uid.clone(), SERIES[i], start, h));
+            }
+        }
+        self.refresh(settings, now);
+        updates
+    }
+
+    /// Restores a stored wake without producing histogram updates (they are stored).
+    pub fn restore_wake(&mut self, w: &WakeRecord, settings: &WindowSettings, now: DateTime<Utc>) {
+        let saved = std::mem::take(&mut self.histograms);
+        self.record(w, settings, now);
+        self.histograms = saved;
+    }
+
+    pub fn restore_histogram(&mut self, series: &str, bucket_start: DateTime<Utc>, h: &LatencyHistogram) {
+        if let Some(i) = SERIES.iter().position(|s| *s == series)
+            && let Ok(blob) = h.encode()
+        {
+            self.histograms.insert((i as u8, bucket_of(bucket_start)), blob.into_boxed_slice());
+        }
+    }
+
+    /// Drops what fell out of the window and recomputes the expected start.
+    pub fn refresh(&mut self, settings: &WindowSettings, now: DateTime<Utc>) {
+        let oldest = (now - settings.max_age).timestamp();
+        while self.window.len() > settings.wakes || self.window.front().is_some_and(|(t, _)| *t < oldest) {
+            self.window.pop_front();
+        }
+        self.expected_ms = if self.window.len() >= settings.min_samples.max(1) {
+            let mut h = LatencyHistogram::new();
+            for (_, ms) in &self.window {
+                h.record(u64::from(*ms));
+            }
+            h.percentile_ms(settings.percentile)
+        } else {
+            None
+        };
+    }
+
+    /// The configured percentile of the window, in milliseconds; None until measured.
+    pub fn expected_ms(&self) -> Option<u64> {
+        self.expected_ms
+    }
+
+    pub fn counts(&self) -> &OutcomeCounts {
+        &self.counts
+    }
+
+    fn merged(&self, series: u8) -> LatencyHistogram {
+        let mut all = LatencyHistogram::new();
+        for ((s, _), blob) in &self.histograms {
+            if *s == series
+                && let Ok(h) = LatencyHistogram::decode(blob)
+            {
+                all.add(&h);
+            }
+        }
+        all
+    }
+
+    /// The report of this revision; called when a wake is recorded, not per read.
+    pub fn report(&self, revision: &str, revision_uid: &str, active: bool) -> RevisionColdStarts {
+        let served = self.merged(0);
+        RevisionColdStarts {
+            revision: revision.to_owned(),
+            revision_uid: revision_uid.to_owned(),
+            active,
+            counts: self.counts.clone(),
+            served: served.percentiles(),
+            phases: PhaseBreakdown {
+                provisioning: self.merged(1).percentiles(),
+                pulling_image: self.merged(2).percentiles(),
+                starting: self.merged(3).percentiles(),
+            },
+            buckets: served.buckets(),
+            recent: self.recent.iter().cloned().collect(),
+        }
+    }
+
+    /// Bytes held, for the memory benchmark.
+    pub fn heap_bytes(&self) -> usize {
+        self.window.capacity() * 8
+            + self.histograms.values().map(|b| b.len() + 48).sum::<usize>()
+            + self.recent.capacity() * std::mem::size_of::<WakeRecord>()
+            + self.recent.iter().map(|w| w.release.len() + w.revision.len() + w.revision_uid.len()).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::wake::{PhaseDurations, Precision};
+
+    fn wake(at: i64, ms: u64, outcome: Outcome) -> WakeRecord {
+        let requested_at = DateTime::from_timestamp(1_800_000_000 + at, 0).unwrap();
+        WakeRecord {
+            release: "r".into(),
+            revision: "r-00001".into(),
+            revision_uid: "u".into(),
+            kind: WakeKind::Wake,
+            outcome,
+            requested_at,
+            start_second: requested_at.timestamp(),
+            serving_at: None,
+            duration_ms: ms,
+            phases: PhaseDurations { provisioning_ms: Some(ms / 4), pulling_image_ms: None, starting_ms: None },
+            precision: Precision::Ms,
+            failure_reason: None,
+            failure_message: None,
+        }
+    }
+
+    #[test]
+    fn window_keeps_the_last_n_and_only_served_wakes() {
+        let settings = WindowSettings { wakes: 10, ..Default::default() };
+        let now = DateTime::from_timestamp(1_800_100_000, 0).unwrap();
+        let mut s = RevisionStats::default();
+        for i in 0..20 {
+            s.record(&wake(i, 1_000 * (i as u64 + 1), Outcome::Served), &settings, now);
+        }
+        s.record(&wake(30, 999_999, Outcome::Failed), &settings, now);
+        s.record(&wake(31, 999_999, Outcome::Aborted), &settings, now);
+        // Last 10 served: 11 s .. 20 s; p95 is 20 s within 1%.
+        let p95 = s.expected_ms().unwrap();
+        assert!((19_800..=20_200).contains(&p95), "{p95}");
+        assert_eq!((s.counts().served, s.counts().failed, s.counts().aborted), (20, 1, 1));
+        let report = s.report("r-00001", "u", true);
+        assert_eq!(report.served.as_ref().unwrap().count, 20);
+        assert!(report.served.as_ref().unwrap().max_ms < 25_000, "failed wakes stay out");
+        assert_eq!(report.recent.len(), 10);
+        assert!(report.phases.provisioning.is_some());
+    }
+
+    #[test]
+    fn old_wakes_leave_the_window() {
+        let settings = WindowSettings::default();
+        let mut s = RevisionStats::default();
+        let then = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        s.record(&wake(0, 5_000, Outcome::Served), &settings, then);
+        assert!(s.expected_ms().is_some());
+        s.refresh(&settings, then + Duration::days(8));
+        assert_eq!(s.expected_ms(), None);
+    }
+}

@@ -1,0 +1,421 @@
+//! Every revision's state machine and statistics, and the release facts they add up to.
+//!
+//! The tracker turns observations into recorded wakes (for the store) and into changed
+//! release facts (for the book). It is single-threaded by design: one task feeds it, in
+//! the order the watchers delivered, so no lock is ever held across the measuring.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use chrono::{DateTime, Utc};
+
+use super::facts::{IdleWindowParts, ReleaseFacts};
+use super::histogram::LatencyHistogram;
+use super::knobs::{ClusterDefaults, Knobs};
+use super::machine::{Ctx, Finished, Machine, Thresholds};
+use super::observe::{Observation, RevisionSnap, ServiceSnap, Stamp};
+use super::stats::{HistogramUpdate, RevisionStats, WindowSettings};
+use super::view::{
+    ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling, WakeProgress,
+};
+use super::wake::{Outcome, WakeRecord};
+
+/// How many recent start seconds a revision remembers to refuse duplicates.
+const REMEMBERED_KEYS: usize = 16;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TrackerSettings {
+    pub window: WindowSettings,
+    pub thresholds: Thresholds,
+}
+
+#[derive(Debug, Default)]
+struct Rev {
+    name: String,
+    namespace: String,
+    service: String,
+    created: Option<DateTime<Utc>>,
+    annotations: BTreeMap<String, String>,
+    reachable: bool,
+    knobs: Option<Knobs>,
+    machine: Machine,
+    stats: RevisionStats,
+    recorded: VecDeque<i64>,
+}
+
+/// What one observation produced.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// Wakes to store and log, in the order they ended.
+    pub wakes: Vec<WakeRecord>,
+    pub histograms: Vec<HistogramUpdate>,
+}
+
+#[derive(Debug, Default)]
+pub struct Tracker {
+    settings: TrackerSettings,
+    autoscaler_cm: BTreeMap<String, String>,
+    deployment_cm: BTreeMap<String, String>,
+    defaults: ClusterDefaults,
+    revisions: HashMap<String, Rev>,
+    by_name: HashMap<(String, String), String>,
+    services: HashMap<(String, String), ServiceSnap>,
+    /// Releases whose facts may have changed since the last `changed_facts`.
+    dirty: BTreeSet<(String, String)>,
+    /// Releases whose cold-start report must be rebuilt.
+    dirty_reports: BTreeSet<(String, String)>,
+    last_facts: HashMap<String, ReleaseFacts>,
+    synced: bool,
+}
+
+impl Tracker {
+    pub fn new(settings: TrackerSettings) -> Self {
+        Self {
+            settings,
+            ..Default::default()
+        }
+    }
+
+    fn ctx(&self, knobs: &Knobs) -> Ctx {
+        Ctx {
+            thresholds: self.settings.thresholds,
+            activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
+        }
+    }
+
+    fn knobs(&self, rev: &Rev) -> Knobs {
+        rev.knobs
+            .unwrap_or_else(|| Knobs::resolve(&rev.annotations, &self.defaults, rev.reachable))
+    }
+
+    /// Wakes the store already holds, and their histograms: restored before watching.
+    pub fn restore(&mut self, wakes: &[WakeRecord], histograms: &[(String, String, DateTime<Utc>, LatencyHistogram)], now: DateTime<Utc>) {
+        for w in wakes {
+            let rev = self.revisions.entry(w.revision_uid.clone()).or_default();
+            if rev.name.is_empty() {
+                rev.name = w.revision.clone();
+            }
+            rev.stats.restore_wake(w, &self.settings.window, now);
+            remember(&mut rev.recorded, w.start_second);
+            let served = (w.outcome == Outcome::Served).then_some(w.serving_at).flatten();
+            rev.machine.restore(served, w.outcome == Outcome::Served);
+        }
+        for (uid, series, bucket, h) in histograms {
+            self.revisions.entry(uid.clone()).or_default().stats.restore_histogram(series, *bucket, h);
+        }
+    }
+
+    /// Applies one observation.
+    pub fn apply(&mut self, obs: Observation, stamp: Stamp) -> Output {
+        let mut out = Output::default();
+        let uid = match obs {
+            Observation::Service(s) => {
+                let key = (s.namespace.clone(), s.name.clone());
+                self.dirty.insert(key.clone());
+                self.dirty_reports.insert(key.clone());
+                self.services.insert(key, s);
+                return out;
+            }
+            Observation::ServiceGone { namespace, name } => {
+                if let Some(s) = self.services.remove(&(namespace, name)) {
+                    self.last_facts.remove(&s.release);
+                }
+                return out;
+            }
+            Observation::ConfigMap { name, data } => {
+                match name.as_str() {
+                    "config-autoscaler" => self.autoscaler_cm = data,
+                    "config-deployment" => self.deployment_cm = data,
+                    _ => return out,
+                }
+                self.defaults = ClusterDefaults::from_config_maps(&self.autoscaler_cm, &self.deployment_cm);
+                for rev in self.revisions.values_mut() {
+                    rev.knobs = None;
+                }
+                let keys: Vec<_> = self.services.keys().cloned().collect();
+                self.dirty.extend(keys);
+                return out;
+            }
+            Observation::Revision(r) => self.revision_seen(r, stamp),
+            Observation::RevisionGone { uid } => {
+                if let Some(rev) = self.revisions.remove(&uid) {
+                    self.by_name.remove(&(rev.namespace.clone(), rev.name.clone()));
+                    self.dirty.insert((rev.namespace.clone(), rev.service.clone()));
+                    self.dirty_reports.insert((rev.namespace, rev.service));
+                }
+                return out;
+            }
+            Observation::Deployment { revision_uid, replicas } => {
+                self.revisions.entry(revision_uid.clone()).or_default().machine.set_replicas(replicas);
+                revision_uid
+            }
+            Observation::Autoscaler { revision_uid, pa } => {
+                self.revisions.entry(revision_uid.clone()).or_default().machine.set_pa(pa);
+                revision_uid
+            }
+            Observation::Pod { revision_uid, pod } => {
+                self.revisions.entry(revision_uid.clone()).or_default().machine.set_pod(pod);
+                revision_uid
+            }
+            Observation::PodGone { revision_uid, name } => {
+                if let Some(rev) = self.revisions.get_mut(&revision_uid) {
+                    rev.machine.remove_pod(&name);
+                }
+                revision_uid
+            }
+        };
+        if self.synced {
+            self.evaluate(&uid, stamp, &mut out);
+        }
+        out
+    }
+
+    fn revision_seen(&mut self, r: RevisionSnap, stamp: Stamp) -> String {
+        let rev = self.revisions.entry(r.uid.clone()).or_default();
+        rev.machine.revision_seen(r.created, stamp);
+        rev.name = r.name.clone();
+        rev.namespace = r.namespace.clone();
+        rev.service = r.service.clone();
+        rev.created = Some(r.created);
+        rev.reachable = r.reachable;
+        rev.annotations = r.annotations;
+        rev.knobs = None;
+        self.by_name.insert((r.namespace.clone(), r.name), r.uid.clone());
+        self.dirty.insert((r.namespace.clone(), r.service.clone()));
+        self.dirty_reports.insert((r.namespace, r.service));
+        r.uid
+    }
+
+    fn evaluate(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {
+        let Some(rev) = self.revisions.get(uid) else { return };
+        let knobs = self.knobs(rev);
+        let ctx = self.ctx(&knobs);
+        let release = self.release_of(rev);
+        let rev = self.revisions.get_mut(uid).expect("looked up above");
+        rev.knobs = Some(knobs);
+        let before = rev.machine.summary();
+        let finished = rev.machine.evaluate(stamp, &ctx);
+        let service = (rev.namespace.clone(), rev.service.clone());
+        if rev.machine.summary() != before {
+            self.dirty.insert(service.clone());
+        }
+        let Some(f) = finished else { return };
+        if rev.recorded.contains(&f.start_second) {
+            return; // recorded before a restart or a relist
+        }
+        remember(&mut rev.recorded, f.start_second);
+        let record = to_record(f, release, rev, uid);
+        out.histograms.extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
+        out.wakes.push(record);
+        self.dirty.insert(service.clone());
+        self.dirty_reports.insert(service);
+    }
+
+    /// Every observation so far reflects the cluster: evaluate every revision once.
+    pub fn mark_synced(&mut self, stamp: Stamp) -> Output {
+        self.synced = true;
+        let mut out = Output::default();
+        let uids: Vec<String> = self.revisions.keys().cloned().collect();
+        for uid in uids {
+            self.evaluate(&uid, stamp, &mut out);
+        }
+        let keys: Vec<_> = self.services.keys().cloned().collect();
+        self.dirty.extend(keys.iter().cloned());
+        self.dirty_reports.extend(keys);
+        out
+    }
+
+    pub fn is_synced(&self) -> bool {
+        self.synced
+    }
+
+    /// Time passing: failure thresholds of wakes in progress, and the window's age limit.
+    pub fn tick(&mut self, stamp: Stamp) -> Output {
+        let mut out = Output::default();
+        if !self.synced {
+            return out;
+        }
+        let waking: Vec<String> = self
+            .revisions
+            .iter()
+            .filter(|(_, r)| r.machine.waking())
+            .map(|(uid, _)| uid.clone())
+            .collect();
+        for uid in waking {
+            self.evaluate(&uid, stamp, &mut out);
+        }
+        out
+    }
+
+    fn release_of(&self, rev: &Rev) -> String {
+        self.services
+            .get(&(rev.namespace.clone(), rev.service.clone()))
+            .map_or_else(|| format!("{}.{}", rev.service, rev.namespace), |s| s.release.clone())
+    }
+
+    /// Facts of releases that changed since the last call, and cold-start reports to
+    /// replace.
+    pub fn changed(&mut self, now: DateTime<Utc>) -> (Vec<ReleaseFacts>, Vec<ColdStarts>) {
+        let mut facts = Vec::new();
+        for key in std::mem::take(&mut self.dirty) {
+            let Some(f) = self.facts_of(&key, now) else { continue };
+            let same = self.last_facts.get(&f.release).is_some_and(|old| {
+                ReleaseFacts { updated_at: f.updated_at, ..old.clone() } == f
+            });
+            if !same {
+                self.last_facts.insert(f.release.clone(), f.clone());
+                facts.push(f);
+            }
+        }
+        let reports = std::mem::take(&mut self.dirty_reports)
+            .into_iter()
+            .filter_map(|key| self.report_of(&key))
+            .collect();
+        (facts, reports)
+    }
+
+    fn revisions_of<'a>(&'a self, key: &'a (String, String)) -> impl Iterator<Item = (&'a String, &'a Rev)> + 'a {
+        self.revisions
+            .iter()
+            .filter(move |(_, r)| r.namespace == key.0 && r.service == key.1)
+    }
+
+    /// The active revisions: traffic targets with percent > 0, else the newest revision.
+    fn active_of(&self, key: &(String, String)) -> Vec<(String, u32)> {
+        let svc = &self.services[key];
+        if !svc.traffic.is_empty() {
+            return svc.traffic.clone();
+        }
+        self.revisions_of(key)
+            .max_by_key(|(_, r)| r.created)
+            .map(|(_, r)| vec![(r.name.clone(), 100)])
+            .unwrap_or_default()
+    }
+
+    fn facts_of(&self, key: &(String, String), now: DateTime<Utc>) -> Option<ReleaseFacts> {
+        let svc = self.services.get(key)?;
+        let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
+        let active = self.active_of(key);
+        f.active_revisions = active
+            .iter()
+            .map(|(name, percent)| ActiveRevision { name: name.clone(), percent: *percent })
+            .collect();
+        let revs: Vec<&Rev> = active
+            .iter()
+            .filter_map(|(name, _)| self.by_name.get(&(svc.namespace.clone(), name.clone())))
+            .filter_map(|uid| self.revisions.get(uid))
+            .collect();
+        if revs.is_empty() {
+            return Some(f);
+        }
+        let knobs: Vec<Knobs> = revs.iter().map(|r| self.knobs(r)).collect();
+        let summaries: Vec<_> = revs.iter().map(|r| r.machine.summary()).collect();
+        // A wrong "warm" costs a held request, so the conservative value wins.
+        let min_instances = knobs.iter().map(|k| k.min_instances).min().unwrap_or(0);
+        let idle = knobs.iter().map(Knobs::idle_timeout_seconds).min().unwrap_or(0);
+        let upper = knobs.iter().map(Knobs::idle_timeout_upper_bound_seconds).min().unwrap_or(0);
+        let expected = revs.iter().filter_map(|r| r.stats.expected_ms()).max();
+        f.scaling = Scaling {
+            min_instances,
+            idle_timeout_seconds: idle as f64,
+            expected_cold_start_seconds: expected.map(|ms| ms as f64 / 1000.0),
+            serving_since: summaries.iter().filter_map(|s| s.serving_since).min(),
+        };
+        f.idle_timeout_upper_bound_seconds = upper as f64;
+        f.idle_window_parts = knobs
+            .iter()
+            .map(|k| IdleWindowParts {
+                stable_window_seconds: k.stable_window_seconds as u32,
+                scale_down_delay_seconds: k.scale_down_delay_seconds as u32,
+            })
+            .max_by_key(|p| p.stable_window_seconds + p.scale_down_delay_seconds)
+            .unwrap_or_default();
+        let all_ready = summaries.iter().all(|s| s.phase == Phase::Serving);
+        let failed = summaries.iter().find(|s| s.phase == Phase::Failed);
+        let waking = summaries
+            .iter()
+            .find(|s| matches!(s.phase, Phase::Provisioning | Phase::PullingImage | Phase::Starting));
+        let (state, lead) = if all_ready {
+            (RuntimeState::Ready, &summaries[0])
+        } else if let Some(s) = failed {
+            (RuntimeState::Unavailable, s)
+        } else if let Some(s) = waking {
+            (RuntimeState::Waking, s)
+        } else {
+            (RuntimeState::Idle, summaries.iter().find(|s| s.phase == Phase::Idle).unwrap_or(&summaries[0]))
+        };
+        f.state = state;
+        f.presence = RuntimePresence {
+            phase: lead.phase,
+            desired_replicas: summaries.iter().map(|s| s.desired).sum(),
+            actual_replicas: summaries.iter().map(|s| s.actual).sum(),
+            wake: lead.wake.map(|(requested_at, deadline_at)| WakeProgress { requested_at, deadline_at, elapsed_ms: 0 }),
+            failure: lead.failure.clone(),
+        };
+        Some(f)
+    }
+
+    fn report_of(&self, key: &(String, String)) -> Option<ColdStarts> {
+        let svc = self.services.get(key)?;
+        let active: BTreeSet<String> = self.active_of(key).into_iter().map(|(n, _)| n).collect();
+        let mut revisions: Vec<_> = self
+            .revisions_of(key)
+            .map(|(uid, r)| r.stats.report(&r.name, uid, active.contains(&r.name)))
+            .collect();
+        revisions.sort_by(|a, b| b.revision.cmp(&a.revision));
+        Some(ColdStarts { release: svc.release.clone(), revisions })
+    }
+
+    /// The revision's effective settings, for tests and reports.
+    pub fn knobs_of(&self, namespace: &str, revision: &str) -> Option<Knobs> {
+        let uid = self.by_name.get(&(namespace.to_owned(), revision.to_owned()))?;
+        self.revisions.get(uid).map(|r| self.knobs(r))
+    }
+
+    pub fn revision_count(&self) -> usize {
+        self.revisions.len()
+    }
+
+    /// Approximate heap bytes per revision, for the memory benchmark.
+    pub fn approx_bytes_of(&self, uid: &str) -> Option<usize> {
+        let r = self.revisions.get(uid)?;
+        Some(
+            std::mem::size_of::<Rev>()
+                + r.name.capacity()
+                + r.namespace.capacity()
+                + r.service.capacity()
+                + r.annotations.iter().map(|(k, v)| k.capacity() + v.capacity() + 48).sum::<usize>()
+                + r.recorded.capacity() * 8
+                + r.stats.heap_bytes()
+                + uid.len() * 2,
+        )
+    }
+}
+
+fn remember(keys: &mut VecDeque<i64>, second: i64) {
+    keys.push_back(second);
+    while keys.len() > REMEMBERED_KEYS {
+        keys.pop_front();
+    }
+}
+
+fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {
+    let (failure_reason, failure_message) = match f.failure {
+        Some(Failure { reason, message }) => (Some(reason), Some(message)),
+        None => (None, None),
+    };
+    WakeRecord {
+        release,
+        revision: rev.name.clone(),
+        revision_uid: uid.to_owned(),
+        kind: f.kind,
+        outcome: f.outcome,
+        requested_at: f.requested_at,
+        start_second: f.start_second,
+        serving_at: f.serving_at,
+        duration_ms: f.duration_ms,
+        phases: f.phases,
+        precision: f.precision,
+        failure_reason,
+        failure_message,
+    }
+}
