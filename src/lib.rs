@@ -19,3 +19,4 @@ pub mod service;
 pub mod sim;
 pub mod store;
 pub mod telemetry;
+pub mod watch;

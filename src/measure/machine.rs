@@ -62,7 +62,8 @@ impl At {
     /// The arrival, or the object's timestamp when the arrival cannot date the change.
     fn of(stamp: Stamp, object_time: Option<DateTime<Utc>>, t: &Thresholds) -> Self {
         let late = object_time.is_some_and(|ot| {
-            (stamp.wall - ot).to_std().unwrap_or_default() > t.late_event_tolerance + Duration::from_secs(1)
+            (stamp.wall - ot).to_std().unwrap_or_default()
+                > t.late_event_tolerance + Duration::from_secs(1)
         });
         match object_time {
             Some(ot) if !stamp.live || late => {
@@ -82,7 +83,9 @@ impl At {
     }
 
     fn ms_since(&self, earlier: &At) -> u64 {
-        self.mono.saturating_duration_since(earlier.mono).as_millis() as u64
+        self.mono
+            .saturating_duration_since(earlier.mono)
+            .as_millis() as u64
     }
 }
 
@@ -127,7 +130,7 @@ pub struct Summary {
 }
 
 /// One revision's wake state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Machine {
     replicas: Option<u32>,
     pa: Option<PaSnap>,
@@ -139,10 +142,35 @@ pub struct Machine {
     initialized: bool,
     /// `serving_at` of the last wake recorded, so a restart does not record it again.
     last_recorded_serving: Option<DateTime<Utc>>,
+    /// No wake of this revision was ever recorded.
+    recorded_nothing: bool,
     /// The revision appeared while watching: its initial start is measured live.
     created_live: Option<At>,
     created: Option<DateTime<Utc>>,
+    /// Whether Knative wanted pods at the last evaluation: a wake starts on the rise.
+    wanted: bool,
 }
+
+impl Default for Machine {
+    fn default() -> Self {
+        Self {
+            replicas: None,
+            pa: None,
+            pods: Vec::new(),
+            wake: None,
+            failure: None,
+            initialized: false,
+            last_recorded_serving: None,
+            recorded_nothing: true,
+            created_live: None,
+            created: None,
+            wanted: false,
+        }
+    }
+}
+
+/// A pod created this soon after its revision is the revision's first.
+const INITIAL_POD_WITHIN_SECONDS: i64 = 5;
 
 /// What the machine needs to know about the revision's settings.
 #[derive(Debug, Clone, Copy)]
@@ -157,12 +185,17 @@ impl Machine {
     pub fn restore(&mut self, last_served: Option<DateTime<Utc>>, initialized: bool) {
         self.last_recorded_serving = last_served.max(self.last_recorded_serving);
         self.initialized |= initialized;
+        self.recorded_nothing = false;
     }
 
     /// The Revision object was seen; `stamp.live` when it was just created.
     pub fn revision_seen(&mut self, created: DateTime<Utc>, stamp: Stamp) {
         if self.created.is_none() && stamp.live {
-            self.created_live = Some(At { mono: stamp.mono, wall: stamp.wall, exact: true });
+            self.created_live = Some(At {
+                mono: stamp.mono,
+                wall: stamp.wall,
+                exact: true,
+            });
         }
         self.created = Some(created);
     }
@@ -200,7 +233,9 @@ impl Machine {
 
     fn pa_queued_since(&self) -> Option<DateTime<Utc>> {
         let c = self.pa.as_ref()?.active.as_ref()?;
-        (c.is(CondStatus::Unknown) && c.reason_is("Queued")).then_some(c.since).flatten()
+        (c.is(CondStatus::Unknown) && c.reason_is("Queued"))
+            .then_some(c.since)
+            .flatten()
     }
 
     fn pa_timed_out(&self) -> bool {
@@ -220,8 +255,10 @@ impl Machine {
 
     /// Applies what is known now; returns a wake that ended.
     pub fn evaluate(&mut self, stamp: Stamp, ctx: &Ctx) -> Option<Finished> {
+        let wanted = self.wanted;
+        self.wanted = self.wants_pods();
         if self.wake.is_none() {
-            return self.evaluate_quiet(stamp, ctx);
+            return self.evaluate_quiet(stamp, ctx, wanted);
         }
         let t = &ctx.thresholds;
         let queued_since = self.pa_queued_since();
@@ -234,7 +271,10 @@ impl Machine {
             w.anchor = queued_since.map(|s| s.timestamp());
         }
         if w.scheduled.is_none()
-            && let Some(c) = live_pods.iter().filter_map(|p| p.scheduled.as_ref()).find(|c| c.is(CondStatus::True))
+            && let Some(c) = live_pods
+                .iter()
+                .filter_map(|p| p.scheduled.as_ref())
+                .find(|c| c.is(CondStatus::True))
         {
             w.scheduled = Some(At::of(stamp, c.since, t));
         }
@@ -256,12 +296,23 @@ impl Machine {
                 return None; // already recorded as failed; it recovered on its own
             }
             self.last_recorded_serving = Some(serving.wall);
-            return Some(finish(&wake, Outcome::Served, serving, None, Some(first_pod_second)));
+            self.recorded_nothing = false;
+            return Some(finish(
+                &wake,
+                Outcome::Served,
+                serving,
+                None,
+                Some(first_pod_second),
+            ));
         }
         if w.failed.is_none() {
             let failure = classify(&live_pods, timed_out, w, stamp, t);
             if let Some(failure) = failure {
-                let at = At { mono: stamp.mono, wall: stamp.wall, exact: stamp.live };
+                let at = At {
+                    mono: stamp.mono,
+                    wall: stamp.wall,
+                    exact: stamp.live,
+                };
                 w.failed = Some(failure.clone());
                 self.failure = Some(failure.clone());
                 let first = live_pods.iter().map(|p| p.created.timestamp()).min();
@@ -273,7 +324,11 @@ impl Machine {
             if wake.failed.is_some() {
                 return None;
             }
-            let at = At { mono: stamp.mono, wall: stamp.wall, exact: stamp.live };
+            let at = At {
+                mono: stamp.mono,
+                wall: stamp.wall,
+                exact: stamp.live,
+            };
             let first = live_pods.iter().map(|p| p.created.timestamp()).min();
             return Some(finish(&wake, Outcome::Aborted, at, None, first));
         }
@@ -281,26 +336,44 @@ impl Machine {
     }
 
     /// No wake in progress: start one, or notice a wake that happened unseen.
-    fn evaluate_quiet(&mut self, stamp: Stamp, ctx: &Ctx) -> Option<Finished> {
+    fn evaluate_quiet(&mut self, stamp: Stamp, ctx: &Ctx, wanted_before: bool) -> Option<Finished> {
         let t = &ctx.thresholds;
-        let kind = if self.initialized { WakeKind::Wake } else { WakeKind::Initial };
+        let kind = if self.initialized {
+            WakeKind::Wake
+        } else {
+            WakeKind::Initial
+        };
         if let Some(pod) = self.first_ready().cloned() {
             // Serving. A ready pod newer than the last recorded wake came from a wake this
             // process did not see: rebuild it from the pod's timestamps.
             let unseen = self.last_recorded_serving.is_none_or(|l| pod.created > l);
-            self.initialized = true;
             self.failure = None;
             let ready_at = pod.ready.as_ref().and_then(|c| c.since)?;
             if !unseen {
+                self.initialized = true;
                 return None;
             }
             self.last_recorded_serving = Some(ready_at);
+            // Knative creates a revision's first pod at once; a pod that came within
+            // seconds of the revision, with nothing recorded before, was its initial start.
+            let initial = self
+                .created
+                .is_some_and(|c| (pod.created - c).num_seconds() <= INITIAL_POD_WITHIN_SECONDS)
+                && self.recorded_nothing;
+            let kind = if initial || !self.initialized {
+                WakeKind::Initial
+            } else {
+                WakeKind::Wake
+            };
             let start = match kind {
                 WakeKind::Initial => self.created.unwrap_or(pod.created),
                 WakeKind::Wake => pod.created,
             };
             let back = |ts: DateTime<Utc>| At {
-                mono: stamp.mono.checked_sub((stamp.wall - ts).to_std().unwrap_or_default()).unwrap_or(stamp.mono),
+                mono: stamp
+                    .mono
+                    .checked_sub((stamp.wall - ts).to_std().unwrap_or_default())
+                    .unwrap_or(stamp.mono),
                 wall: ts,
                 exact: false,
             };
@@ -310,28 +383,54 @@ impl Machine {
                 anchor: Some(start.timestamp()),
                 scheduled: pod.scheduled.as_ref().and_then(|c| c.since).map(back),
                 running: match &pod.container {
-                    Container::Running { started_at: Some(s) } => Some(back(*s)),
+                    Container::Running {
+                        started_at: Some(s),
+                    } => Some(back(*s)),
                     _ => None,
                 },
                 trouble_since: None,
                 failed: None,
                 deadline_at: start + ctx.activation_timeout,
             };
-            return Some(finish(&wake, Outcome::Served, back(ready_at), None, Some(start.timestamp())));
+            self.initialized = true;
+            self.recorded_nothing = false;
+            return Some(finish(
+                &wake,
+                Outcome::Served,
+                back(ready_at),
+                None,
+                Some(start.timestamp()),
+            ));
         }
-        if !self.wants_pods() {
+        // A wake starts when Knative starts wanting pods. From a list the rise cannot be
+        // seen: wanting pods with none ready (and none being removed) is a wake underway.
+        let rising = self.wanted && !wanted_before;
+        let underway = !stamp.live && self.wanted && !self.pods.iter().any(|p| p.deleting);
+        if !(rising || underway) {
             return None;
         }
         // A wake starts. Live, it is dated by this arrival; from a list, by the objects.
         let object_start = match kind {
             WakeKind::Initial => self.created,
-            WakeKind::Wake => self
-                .pa_queued_since()
-                .or_else(|| self.pods.iter().filter(|p| !p.deleting).map(|p| p.created).min()),
+            WakeKind::Wake => self.pa_queued_since().or_else(|| {
+                self.pods
+                    .iter()
+                    .filter(|p| !p.deleting)
+                    .map(|p| p.created)
+                    .min()
+            }),
         };
         let requested = match (kind, self.created_live) {
             (WakeKind::Initial, Some(created)) => created,
-            _ => At::of(stamp, if stamp.live { self.pa_queued_since() } else { object_start }, t),
+            _ => At::of(
+                stamp,
+                if stamp.live {
+                    self.pa_queued_since()
+                } else {
+                    object_start
+                },
+                t,
+            ),
         };
         let anchor = match kind {
             WakeKind::Initial => self.created.map(|c| c.timestamp()),
@@ -361,9 +460,14 @@ impl Machine {
             .and_then(|p| p.desired)
             .filter(|d| *d >= 0)
             .map_or(self.replicas.unwrap_or(0), |d| d as u32);
-        let actual = pa.and_then(|p| p.actual).filter(|a| *a >= 0).map_or(serving.len() as u32, |a| a as u32);
+        let actual = pa
+            .and_then(|p| p.actual)
+            .filter(|a| *a >= 0)
+            .map_or(serving.len() as u32, |a| a as u32);
         let (phase, wake) = match &self.wake {
-            Some(w) if w.failed.is_some() => (Phase::Failed, Some((w.requested.wall, w.deadline_at))),
+            Some(w) if w.failed.is_some() => {
+                (Phase::Failed, Some((w.requested.wall, w.deadline_at)))
+            }
             Some(w) => {
                 let phase = if w.running.is_some() {
                     Phase::Starting
@@ -395,34 +499,55 @@ impl Machine {
 }
 
 /// Why a wake in progress has failed, if it has.
-fn classify(pods: &[PodSnap], timed_out: bool, w: &mut Wake, stamp: Stamp, t: &Thresholds) -> Option<Failure> {
+fn classify(
+    pods: &[PodSnap],
+    timed_out: bool,
+    w: &mut Wake,
+    stamp: Stamp,
+    t: &Thresholds,
+) -> Option<Failure> {
     let mut trouble = None;
     for p in pods {
         if let Container::Waiting { reason, message } = &p.container {
             if FATAL_WAITING.contains(&reason.as_str()) {
-                return Some(Failure { reason: reason.clone(), message: message.clone().unwrap_or_default() });
+                return Some(Failure {
+                    reason: reason.clone(),
+                    message: message.clone().unwrap_or_default(),
+                });
             }
             if PULL_ERRORS.contains(&reason.as_str()) {
-                trouble = Some((t.image_pull_failure_after, reason.clone(), message.clone().unwrap_or_default()));
+                trouble = Some((
+                    t.image_pull_failure_after,
+                    reason.clone(),
+                    message.clone().unwrap_or_default(),
+                ));
             }
         }
         if let Some(c) = &p.scheduled
             && c.is(CondStatus::False)
         {
             let reason = c.reason.clone().unwrap_or_else(|| "Unschedulable".into());
-            trouble = Some((t.unschedulable_failure_after, reason, c.message.clone().unwrap_or_default()));
+            trouble = Some((
+                t.unschedulable_failure_after,
+                reason,
+                c.message.clone().unwrap_or_default(),
+            ));
         }
     }
     if timed_out {
-        let (reason, message) = trouble
-            .map(|(_, r, m)| (r, m))
-            .unwrap_or_else(|| ("TimedOut".into(), "The target could not be activated.".into()));
+        let (reason, message) = trouble.map(|(_, r, m)| (r, m)).unwrap_or_else(|| {
+            (
+                "TimedOut".into(),
+                "The target could not be activated.".into(),
+            )
+        });
         return Some(Failure { reason, message });
     }
     match trouble {
         Some((after, reason, message)) => {
             let since = *w.trouble_since.get_or_insert(stamp.mono);
-            (stamp.mono.saturating_duration_since(since) >= after).then_some(Failure { reason, message })
+            (stamp.mono.saturating_duration_since(since) >= after)
+                .then_some(Failure { reason, message })
         }
         None => {
             w.trouble_since = None;
@@ -431,7 +556,13 @@ fn classify(pods: &[PodSnap], timed_out: bool, w: &mut Wake, stamp: Stamp, t: &T
     }
 }
 
-fn finish(w: &Wake, outcome: Outcome, end: At, failure: Option<Failure>, first_pod: Option<i64>) -> Finished {
+fn finish(
+    w: &Wake,
+    outcome: Outcome,
+    end: At,
+    failure: Option<Failure>,
+    first_pod: Option<i64>,
+) -> Finished {
     let served = outcome == Outcome::Served;
     let phases = PhaseDurations {
         provisioning_ms: w.scheduled.map(|s| s.ms_since(&w.requested)),
@@ -449,7 +580,10 @@ fn finish(w: &Wake, outcome: Outcome, end: At, failure: Option<Failure>, first_p
         kind: w.kind,
         outcome,
         requested_at: w.requested.wall,
-        start_second: w.anchor.or(first_pod).unwrap_or(w.requested.wall.timestamp()),
+        start_second: w
+            .anchor
+            .or(first_pod)
+            .unwrap_or(w.requested.wall.timestamp()),
         serving_at: served.then_some(end.wall),
         duration_ms: end.ms_since(&w.requested),
         phases,

@@ -138,13 +138,30 @@ pub struct ServiceSnap {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Observation {
     Service(ServiceSnap),
-    ServiceGone { namespace: String, name: String },
+    ServiceGone {
+        namespace: String,
+        name: String,
+    },
     Revision(RevisionSnap),
-    RevisionGone { uid: String },
-    Deployment { revision_uid: String, replicas: u32 },
-    Autoscaler { revision_uid: String, pa: PaSnap },
-    Pod { revision_uid: String, pod: PodSnap },
-    PodGone { revision_uid: String, name: String },
+    RevisionGone {
+        uid: String,
+    },
+    Deployment {
+        revision_uid: String,
+        replicas: u32,
+    },
+    Autoscaler {
+        revision_uid: String,
+        pa: PaSnap,
+    },
+    Pod {
+        revision_uid: String,
+        pod: PodSnap,
+    },
+    PodGone {
+        revision_uid: String,
+        name: String,
+    },
     /// The top-level data of `config-autoscaler` or `config-deployment`.
     ConfigMap {
         name: String,

@@ -63,7 +63,12 @@ fn bucket_of(t: DateTime<Utc>) -> i64 {
 
 impl RevisionStats {
     /// Adds a recorded wake; returns the histograms that changed, for the store.
-    pub fn record(&mut self, w: &WakeRecord, settings: &WindowSettings, now: DateTime<Utc>) -> Vec<HistogramUpdate> {
+    pub fn record(
+        &mut self,
+        w: &WakeRecord,
+        settings: &WindowSettings,
+        now: DateTime<Utc>,
+    ) -> Vec<HistogramUpdate> {
         match (w.kind, w.outcome) {
             (WakeKind::Initial, _) => self.counts.initial += 1,
             (_, Outcome::Served) => self.counts.served += 1,
@@ -74,7 +79,10 @@ impl RevisionStats {
         self.recent.truncate(RECENT);
         let mut updates = Vec::new();
         if w.kind == WakeKind::Wake && w.outcome == Outcome::Served {
-            self.window.push_back((w.requested_at.timestamp(), w.duration_ms.min(u64::from(u32::MAX)) as u32));
+            self.window.push_back((
+                w.requested_at.timestamp(),
+                w.duration_ms.min(u64::from(u32::MAX)) as u32,
+            ));
             let values = [
                 Some(w.duration_ms),
                 w.phases.provisioning_ms,
@@ -91,7 +99,8 @@ impl RevisionStats {
                     .unwrap_or_default();
                 h.record(v);
                 if let Ok(blob) = h.encode() {
-                    self.histograms.insert((i as u8, bucket), blob.into_boxed_slice());
+                    self.histograms
+                        .insert((i as u8, bucket), blob.into_boxed_slice());
                 }
                 let start = DateTime::from_timestamp(bucket, 0).unwrap_or(now);
                 updates.push((w.revision_uid.clone(), SERIES[i], start, h));
@@ -108,18 +117,26 @@ impl RevisionStats {
         self.histograms = saved;
     }
 
-    pub fn restore_histogram(&mut self, series: &str, bucket_start: DateTime<Utc>, h: &LatencyHistogram) {
+    pub fn restore_histogram(
+        &mut self,
+        series: &str,
+        bucket_start: DateTime<Utc>,
+        h: &LatencyHistogram,
+    ) {
         if let Some(i) = SERIES.iter().position(|s| *s == series)
             && let Ok(blob) = h.encode()
         {
-            self.histograms.insert((i as u8, bucket_of(bucket_start)), blob.into_boxed_slice());
+            self.histograms
+                .insert((i as u8, bucket_of(bucket_start)), blob.into_boxed_slice());
         }
     }
 
     /// Drops what fell out of the window and recomputes the expected start.
     pub fn refresh(&mut self, settings: &WindowSettings, now: DateTime<Utc>) {
         let oldest = (now - settings.max_age).timestamp();
-        while self.window.len() > settings.wakes || self.window.front().is_some_and(|(t, _)| *t < oldest) {
+        while self.window.len() > settings.wakes
+            || self.window.front().is_some_and(|(t, _)| *t < oldest)
+        {
             self.window.pop_front();
         }
         self.expected_ms = if self.window.len() >= settings.min_samples.max(1) {
@@ -176,9 +193,17 @@ impl RevisionStats {
     /// Bytes held, for the memory benchmark.
     pub fn heap_bytes(&self) -> usize {
         self.window.capacity() * 8
-            + self.histograms.values().map(|b| b.len() + 48).sum::<usize>()
+            + self
+                .histograms
+                .values()
+                .map(|b| b.len() + 48)
+                .sum::<usize>()
             + self.recent.capacity() * std::mem::size_of::<WakeRecord>()
-            + self.recent.iter().map(|w| w.release.len() + w.revision.len() + w.revision_uid.len()).sum::<usize>()
+            + self
+                .recent
+                .iter()
+                .map(|w| w.release.len() + w.revision.len() + w.revision_uid.len())
+                .sum::<usize>()
     }
 }
 
@@ -199,7 +224,11 @@ mod tests {
             start_second: requested_at.timestamp(),
             serving_at: None,
             duration_ms: ms,
-            phases: PhaseDurations { provisioning_ms: Some(ms / 4), pulling_image_ms: None, starting_ms: None },
+            phases: PhaseDurations {
+                provisioning_ms: Some(ms / 4),
+                pulling_image_ms: None,
+                starting_ms: None,
+            },
             precision: Precision::Ms,
             failure_reason: None,
             failure_message: None,
@@ -208,21 +237,34 @@ mod tests {
 
     #[test]
     fn window_keeps_the_last_n_and_only_served_wakes() {
-        let settings = WindowSettings { wakes: 10, ..Default::default() };
+        let settings = WindowSettings {
+            wakes: 10,
+            ..Default::default()
+        };
         let now = DateTime::from_timestamp(1_800_100_000, 0).unwrap();
         let mut s = RevisionStats::default();
         for i in 0..20 {
-            s.record(&wake(i, 1_000 * (i as u64 + 1), Outcome::Served), &settings, now);
+            s.record(
+                &wake(i, 1_000 * (i as u64 + 1), Outcome::Served),
+                &settings,
+                now,
+            );
         }
         s.record(&wake(30, 999_999, Outcome::Failed), &settings, now);
         s.record(&wake(31, 999_999, Outcome::Aborted), &settings, now);
         // Last 10 served: 11 s .. 20 s; p95 is 20 s within 1%.
         let p95 = s.expected_ms().unwrap();
         assert!((19_800..=20_200).contains(&p95), "{p95}");
-        assert_eq!((s.counts().served, s.counts().failed, s.counts().aborted), (20, 1, 1));
+        assert_eq!(
+            (s.counts().served, s.counts().failed, s.counts().aborted),
+            (20, 1, 1)
+        );
         let report = s.report("r-00001", "u", true);
         assert_eq!(report.served.as_ref().unwrap().count, 20);
-        assert!(report.served.as_ref().unwrap().max_ms < 25_000, "failed wakes stay out");
+        assert!(
+            report.served.as_ref().unwrap().max_ms < 25_000,
+            "failed wakes stay out"
+        );
         assert_eq!(report.recent.len(), 10);
         assert!(report.phases.provisioning.is_some());
     }

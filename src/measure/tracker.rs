@@ -15,7 +15,8 @@ use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionSnap, ServiceSnap, Stamp};
 use super::stats::{HistogramUpdate, RevisionStats, WindowSettings};
 use super::view::{
-    ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling, WakeProgress,
+    ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
+    WakeProgress,
 };
 use super::wake::{Outcome, WakeRecord};
 
@@ -64,7 +65,17 @@ pub struct Tracker {
     /// Releases whose cold-start report must be rebuilt.
     dirty_reports: BTreeSet<(String, String)>,
     last_facts: HashMap<String, ReleaseFacts>,
+    /// Releases whose Service disappeared since the last `changed`.
+    removed: Vec<String>,
     synced: bool,
+}
+
+/// What changed for the book since the last call.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub facts: Vec<ReleaseFacts>,
+    pub reports: Vec<ColdStarts>,
+    pub removed: Vec<String>,
 }
 
 impl Tracker {
@@ -88,7 +99,12 @@ impl Tracker {
     }
 
     /// Wakes the store already holds, and their histograms: restored before watching.
-    pub fn restore(&mut self, wakes: &[WakeRecord], histograms: &[(String, String, DateTime<Utc>, LatencyHistogram)], now: DateTime<Utc>) {
+    pub fn restore(
+        &mut self,
+        wakes: &[WakeRecord],
+        histograms: &[(String, String, DateTime<Utc>, LatencyHistogram)],
+        now: DateTime<Utc>,
+    ) {
         for w in wakes {
             let rev = self.revisions.entry(w.revision_uid.clone()).or_default();
             if rev.name.is_empty() {
@@ -96,11 +112,17 @@ impl Tracker {
             }
             rev.stats.restore_wake(w, &self.settings.window, now);
             remember(&mut rev.recorded, w.start_second);
-            let served = (w.outcome == Outcome::Served).then_some(w.serving_at).flatten();
+            let served = (w.outcome == Outcome::Served)
+                .then_some(w.serving_at)
+                .flatten();
             rev.machine.restore(served, w.outcome == Outcome::Served);
         }
         for (uid, series, bucket, h) in histograms {
-            self.revisions.entry(uid.clone()).or_default().stats.restore_histogram(series, *bucket, h);
+            self.revisions
+                .entry(uid.clone())
+                .or_default()
+                .stats
+                .restore_histogram(series, *bucket, h);
         }
     }
 
@@ -118,6 +140,7 @@ impl Tracker {
             Observation::ServiceGone { namespace, name } => {
                 if let Some(s) = self.services.remove(&(namespace, name)) {
                     self.last_facts.remove(&s.release);
+                    self.removed.push(s.release);
                 }
                 return out;
             }
@@ -127,7 +150,8 @@ impl Tracker {
                     "config-deployment" => self.deployment_cm = data,
                     _ => return out,
                 }
-                self.defaults = ClusterDefaults::from_config_maps(&self.autoscaler_cm, &self.deployment_cm);
+                self.defaults =
+                    ClusterDefaults::from_config_maps(&self.autoscaler_cm, &self.deployment_cm);
                 for rev in self.revisions.values_mut() {
                     rev.knobs = None;
                 }
@@ -138,22 +162,39 @@ impl Tracker {
             Observation::Revision(r) => self.revision_seen(r, stamp),
             Observation::RevisionGone { uid } => {
                 if let Some(rev) = self.revisions.remove(&uid) {
-                    self.by_name.remove(&(rev.namespace.clone(), rev.name.clone()));
-                    self.dirty.insert((rev.namespace.clone(), rev.service.clone()));
+                    self.by_name
+                        .remove(&(rev.namespace.clone(), rev.name.clone()));
+                    self.dirty
+                        .insert((rev.namespace.clone(), rev.service.clone()));
                     self.dirty_reports.insert((rev.namespace, rev.service));
                 }
                 return out;
             }
-            Observation::Deployment { revision_uid, replicas } => {
-                self.revisions.entry(revision_uid.clone()).or_default().machine.set_replicas(replicas);
+            Observation::Deployment {
+                revision_uid,
+                replicas,
+            } => {
+                self.revisions
+                    .entry(revision_uid.clone())
+                    .or_default()
+                    .machine
+                    .set_replicas(replicas);
                 revision_uid
             }
             Observation::Autoscaler { revision_uid, pa } => {
-                self.revisions.entry(revision_uid.clone()).or_default().machine.set_pa(pa);
+                self.revisions
+                    .entry(revision_uid.clone())
+                    .or_default()
+                    .machine
+                    .set_pa(pa);
                 revision_uid
             }
             Observation::Pod { revision_uid, pod } => {
-                self.revisions.entry(revision_uid.clone()).or_default().machine.set_pod(pod);
+                self.revisions
+                    .entry(revision_uid.clone())
+                    .or_default()
+                    .machine
+                    .set_pod(pod);
                 revision_uid
             }
             Observation::PodGone { revision_uid, name } => {
@@ -179,14 +220,17 @@ impl Tracker {
         rev.reachable = r.reachable;
         rev.annotations = r.annotations;
         rev.knobs = None;
-        self.by_name.insert((r.namespace.clone(), r.name), r.uid.clone());
+        self.by_name
+            .insert((r.namespace.clone(), r.name), r.uid.clone());
         self.dirty.insert((r.namespace.clone(), r.service.clone()));
         self.dirty_reports.insert((r.namespace, r.service));
         r.uid
     }
 
     fn evaluate(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {
-        let Some(rev) = self.revisions.get(uid) else { return };
+        let Some(rev) = self.revisions.get(uid) else {
+            return;
+        };
         let knobs = self.knobs(rev);
         let ctx = self.ctx(&knobs);
         let release = self.release_of(rev);
@@ -204,7 +248,8 @@ impl Tracker {
         }
         remember(&mut rev.recorded, f.start_second);
         let record = to_record(f, release, rev, uid);
-        out.histograms.extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
+        out.histograms
+            .extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
         out.wakes.push(record);
         self.dirty.insert(service.clone());
         self.dirty_reports.insert(service);
@@ -249,17 +294,25 @@ impl Tracker {
     fn release_of(&self, rev: &Rev) -> String {
         self.services
             .get(&(rev.namespace.clone(), rev.service.clone()))
-            .map_or_else(|| format!("{}.{}", rev.service, rev.namespace), |s| s.release.clone())
+            .map_or_else(
+                || format!("{}.{}", rev.service, rev.namespace),
+                |s| s.release.clone(),
+            )
     }
 
-    /// Facts of releases that changed since the last call, and cold-start reports to
-    /// replace.
-    pub fn changed(&mut self, now: DateTime<Utc>) -> (Vec<ReleaseFacts>, Vec<ColdStarts>) {
+    /// Facts of releases that changed since the last call, cold-start reports to replace,
+    /// and releases that are gone.
+    pub fn changed(&mut self, now: DateTime<Utc>) -> Changes {
         let mut facts = Vec::new();
         for key in std::mem::take(&mut self.dirty) {
-            let Some(f) = self.facts_of(&key, now) else { continue };
+            let Some(f) = self.facts_of(&key, now) else {
+                continue;
+            };
             let same = self.last_facts.get(&f.release).is_some_and(|old| {
-                ReleaseFacts { updated_at: f.updated_at, ..old.clone() } == f
+                ReleaseFacts {
+                    updated_at: f.updated_at,
+                    ..old.clone()
+                } == f
             });
             if !same {
                 self.last_facts.insert(f.release.clone(), f.clone());
@@ -270,10 +323,17 @@ impl Tracker {
             .into_iter()
             .filter_map(|key| self.report_of(&key))
             .collect();
-        (facts, reports)
+        Changes {
+            facts,
+            reports,
+            removed: std::mem::take(&mut self.removed),
+        }
     }
 
-    fn revisions_of<'a>(&'a self, key: &'a (String, String)) -> impl Iterator<Item = (&'a String, &'a Rev)> + 'a {
+    fn revisions_of<'a>(
+        &'a self,
+        key: &'a (String, String),
+    ) -> impl Iterator<Item = (&'a String, &'a Rev)> + 'a {
         self.revisions
             .iter()
             .filter(move |(_, r)| r.namespace == key.0 && r.service == key.1)
@@ -297,7 +357,10 @@ impl Tracker {
         let active = self.active_of(key);
         f.active_revisions = active
             .iter()
-            .map(|(name, percent)| ActiveRevision { name: name.clone(), percent: *percent })
+            .map(|(name, percent)| ActiveRevision {
+                name: name.clone(),
+                percent: *percent,
+            })
             .collect();
         let revs: Vec<&Rev> = active
             .iter()
@@ -311,8 +374,16 @@ impl Tracker {
         let summaries: Vec<_> = revs.iter().map(|r| r.machine.summary()).collect();
         // A wrong "warm" costs a held request, so the conservative value wins.
         let min_instances = knobs.iter().map(|k| k.min_instances).min().unwrap_or(0);
-        let idle = knobs.iter().map(Knobs::idle_timeout_seconds).min().unwrap_or(0);
-        let upper = knobs.iter().map(Knobs::idle_timeout_upper_bound_seconds).min().unwrap_or(0);
+        let idle = knobs
+            .iter()
+            .map(Knobs::idle_timeout_seconds)
+            .min()
+            .unwrap_or(0);
+        let upper = knobs
+            .iter()
+            .map(Knobs::idle_timeout_upper_bound_seconds)
+            .min()
+            .unwrap_or(0);
         let expected = revs.iter().filter_map(|r| r.stats.expected_ms()).max();
         f.scaling = Scaling {
             min_instances,
@@ -331,9 +402,12 @@ impl Tracker {
             .unwrap_or_default();
         let all_ready = summaries.iter().all(|s| s.phase == Phase::Serving);
         let failed = summaries.iter().find(|s| s.phase == Phase::Failed);
-        let waking = summaries
-            .iter()
-            .find(|s| matches!(s.phase, Phase::Provisioning | Phase::PullingImage | Phase::Starting));
+        let waking = summaries.iter().find(|s| {
+            matches!(
+                s.phase,
+                Phase::Provisioning | Phase::PullingImage | Phase::Starting
+            )
+        });
         let (state, lead) = if all_ready {
             (RuntimeState::Ready, &summaries[0])
         } else if let Some(s) = failed {
@@ -341,14 +415,24 @@ impl Tracker {
         } else if let Some(s) = waking {
             (RuntimeState::Waking, s)
         } else {
-            (RuntimeState::Idle, summaries.iter().find(|s| s.phase == Phase::Idle).unwrap_or(&summaries[0]))
+            (
+                RuntimeState::Idle,
+                summaries
+                    .iter()
+                    .find(|s| s.phase == Phase::Idle)
+                    .unwrap_or(&summaries[0]),
+            )
         };
         f.state = state;
         f.presence = RuntimePresence {
             phase: lead.phase,
             desired_replicas: summaries.iter().map(|s| s.desired).sum(),
             actual_replicas: summaries.iter().map(|s| s.actual).sum(),
-            wake: lead.wake.map(|(requested_at, deadline_at)| WakeProgress { requested_at, deadline_at, elapsed_ms: 0 }),
+            wake: lead.wake.map(|(requested_at, deadline_at)| WakeProgress {
+                requested_at,
+                deadline_at,
+                elapsed_ms: 0,
+            }),
             failure: lead.failure.clone(),
         };
         Some(f)
@@ -362,12 +446,17 @@ impl Tracker {
             .map(|(uid, r)| r.stats.report(&r.name, uid, active.contains(&r.name)))
             .collect();
         revisions.sort_by(|a, b| b.revision.cmp(&a.revision));
-        Some(ColdStarts { release: svc.release.clone(), revisions })
+        Some(ColdStarts {
+            release: svc.release.clone(),
+            revisions,
+        })
     }
 
     /// The revision's effective settings, for tests and reports.
     pub fn knobs_of(&self, namespace: &str, revision: &str) -> Option<Knobs> {
-        let uid = self.by_name.get(&(namespace.to_owned(), revision.to_owned()))?;
+        let uid = self
+            .by_name
+            .get(&(namespace.to_owned(), revision.to_owned()))?;
         self.revisions.get(uid).map(|r| self.knobs(r))
     }
 
@@ -383,7 +472,10 @@ impl Tracker {
                 + r.name.capacity()
                 + r.namespace.capacity()
                 + r.service.capacity()
-                + r.annotations.iter().map(|(k, v)| k.capacity() + v.capacity() + 48).sum::<usize>()
+                + r.annotations
+                    .iter()
+                    .map(|(k, v)| k.capacity() + v.capacity() + 48)
+                    .sum::<usize>()
                 + r.recorded.capacity() * 8
                 + r.stats.heap_bytes()
                 + uid.len() * 2,

@@ -22,6 +22,29 @@ pub struct RequestLabels {
     pub status: String,
 }
 
+/// A wake's labels: namespace and service are bounded by the cluster's services; never
+/// the revision or the pod, which grow without bound.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WakeLabels {
+    pub namespace: String,
+    pub service: String,
+    /// `initial` or `wake`.
+    pub kind: String,
+    /// `served`, `aborted` or `failed`.
+    pub outcome: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ServiceLabels {
+    pub namespace: String,
+    pub service: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: String,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
     pub route: String,
@@ -35,6 +58,10 @@ pub struct Metrics {
     pub http_duration: Family<RouteLabels, Histogram>,
     pub releases_known: Gauge,
     pub sse_streams: Gauge,
+    pub wakes: Family<WakeLabels, Counter>,
+    pub wake_duration: Family<ServiceLabels, Histogram>,
+    pub watch_errors: Family<KindLabels, Counter>,
+    pub store_retries: Counter,
 }
 
 impl Default for Metrics {
@@ -69,7 +96,38 @@ impl Metrics {
         );
         let sse_streams = Gauge::default();
         registry.register("sse_streams", "Open event streams", sse_streams.clone());
+        let wakes = Family::<WakeLabels, Counter>::default();
+        registry.register(
+            "wakes",
+            "Recorded wakes by namespace, service, kind and outcome",
+            wakes.clone(),
+        );
+        let wake_duration = Family::<ServiceLabels, Histogram>::new_with_constructor(|| {
+            // 100 ms to about 27 min.
+            Histogram::new(exponential_buckets(0.1, 2.0, 15))
+        });
+        registry.register(
+            "wake_duration_seconds",
+            "Wake request to serving of served wakes, by namespace and service",
+            wake_duration.clone(),
+        );
+        let watch_errors = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "watch_errors",
+            "Kubernetes watch errors by kind",
+            watch_errors.clone(),
+        );
+        let store_retries = Counter::default();
+        registry.register(
+            "store_retries",
+            "Store writes retried after a failure",
+            store_retries.clone(),
+        );
         Self {
+            wakes,
+            wake_duration,
+            watch_errors,
+            store_retries,
             registry,
             http_requests,
             http_duration,

@@ -11,7 +11,10 @@ struct Clock {
 
 impl Clock {
     fn new() -> Self {
-        Self { mono: Instant::now(), wall: Utc.timestamp_opt(1_800_000_000, 0).unwrap() }
+        Self {
+            mono: Instant::now(),
+            wall: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
+        }
     }
     /// A live arrival `ms` after the start.
     fn at(&self, ms: u64) -> Stamp {
@@ -22,7 +25,10 @@ impl Clock {
         }
     }
     fn listed(&self, ms: u64) -> Stamp {
-        Stamp { live: false, ..self.at(ms) }
+        Stamp {
+            live: false,
+            ..self.at(ms)
+        }
     }
     fn second(&self, ms: u64) -> DateTime<Utc> {
         let t = self.wall + chrono::Duration::milliseconds(ms as i64);
@@ -42,11 +48,21 @@ fn ctx() -> Ctx {
 }
 
 fn cond(status: CondStatus, reason: Option<&str>, since: DateTime<Utc>) -> Cond {
-    Cond { status, reason: reason.map(str::to_owned), message: None, since: Some(since) }
+    Cond {
+        status,
+        reason: reason.map(str::to_owned),
+        message: None,
+        since: Some(since),
+    }
 }
 
 fn pa(desired: i32, actual: i32, active: Cond) -> PaSnap {
-    PaSnap { desired: Some(desired), actual: Some(actual), active: Some(active), initialized: true }
+    PaSnap {
+        desired: Some(desired),
+        actual: Some(actual),
+        active: Some(active),
+        initialized: true,
+    }
 }
 
 fn pod(created: DateTime<Utc>) -> PodSnap {
@@ -68,7 +84,11 @@ fn idle(c: &Clock) -> Machine {
     let mut m = Machine::default();
     m.revision_seen(c.second(0) - chrono::Duration::days(1), c.listed(0));
     m.set_replicas(0);
-    m.set_pa(pa(0, 0, cond(CondStatus::False, Some("NoTraffic"), c.second(0))));
+    m.set_pa(pa(
+        0,
+        0,
+        cond(CondStatus::False, Some("NoTraffic"), c.second(0)),
+    ));
     assert!(m.evaluate(c.listed(0), &ctx()).is_none());
     assert_eq!(m.summary().phase, Phase::Idle);
     m
@@ -81,18 +101,27 @@ fn a_live_wake_is_timed_by_arrivals() {
     m.set_replicas(1);
     assert!(m.evaluate(c.at(1_000), &ctx()).is_none());
     assert_eq!(m.summary().phase, Phase::Provisioning);
-    m.set_pa(pa(1, 0, cond(CondStatus::Unknown, Some("Queued"), c.second(1_000))));
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
     assert!(m.evaluate(c.at(1_004), &ctx()).is_none());
     let mut p = pod(c.second(1_020));
     m.set_pod(p.clone());
     m.evaluate(c.at(1_030), &ctx());
     p.scheduled = Some(cond(CondStatus::True, None, c.second(1_250)));
-    p.container = Container::Waiting { reason: "ContainerCreating".into(), message: None };
+    p.container = Container::Waiting {
+        reason: "ContainerCreating".into(),
+        message: None,
+    };
     m.set_pod(p.clone());
     m.evaluate(c.at(1_250), &ctx());
     assert_eq!(m.summary().phase, Phase::PullingImage);
     p.running = true;
-    p.container = Container::Running { started_at: Some(c.second(2_100)) };
+    p.container = Container::Running {
+        started_at: Some(c.second(2_100)),
+    };
     m.set_pod(p.clone());
     m.evaluate(c.at(2_100), &ctx());
     assert_eq!(m.summary().phase, Phase::Starting);
@@ -116,9 +145,17 @@ fn a_live_wake_is_timed_by_arrivals() {
 fn desired_back_to_zero_before_ready_is_an_abort() {
     let c = Clock::new();
     let mut m = idle(&c);
-    m.set_pa(pa(1, 0, cond(CondStatus::Unknown, Some("Queued"), c.second(1_000))));
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
     m.evaluate(c.at(1_000), &ctx());
-    m.set_pa(pa(0, 0, cond(CondStatus::False, Some("NoTraffic"), c.second(3_000))));
+    m.set_pa(pa(
+        0,
+        0,
+        cond(CondStatus::False, Some("NoTraffic"), c.second(3_000)),
+    ));
     let done = m.evaluate(c.at(3_000), &ctx()).expect("aborted");
     assert_eq!(done.outcome, Outcome::Aborted);
     assert_eq!(done.duration_ms, 2_000);
@@ -129,17 +166,28 @@ fn desired_back_to_zero_before_ready_is_an_abort() {
 fn a_crash_loop_fails_at_once_and_shows_unavailable() {
     let c = Clock::new();
     let mut m = idle(&c);
-    m.set_pa(pa(1, 0, cond(CondStatus::Unknown, Some("Queued"), c.second(1_000))));
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
     m.evaluate(c.at(1_000), &ctx());
     let mut p = pod(c.second(1_020));
-    p.container = Container::Waiting { reason: "CrashLoopBackOff".into(), message: Some("back-off".into()) };
+    p.container = Container::Waiting {
+        reason: "CrashLoopBackOff".into(),
+        message: Some("back-off".into()),
+    };
     m.set_pod(p);
     let done = m.evaluate(c.at(4_000), &ctx()).expect("failed");
     assert_eq!(done.outcome, Outcome::Failed);
     assert_eq!(done.failure.as_ref().unwrap().reason, "CrashLoopBackOff");
     assert_eq!(m.summary().phase, Phase::Failed);
     // Knative gives up later: nothing more is recorded, the failure stays visible.
-    m.set_pa(pa(0, 0, cond(CondStatus::False, Some("TimedOut"), c.second(40_000))));
+    m.set_pa(pa(
+        0,
+        0,
+        cond(CondStatus::False, Some("TimedOut"), c.second(40_000)),
+    ));
     assert!(m.evaluate(c.at(40_000), &ctx()).is_none());
     assert_eq!(m.summary().phase, Phase::Failed);
     assert!(m.summary().failure.is_some());
@@ -149,13 +197,23 @@ fn a_crash_loop_fails_at_once_and_shows_unavailable() {
 fn image_pull_errors_fail_after_the_threshold() {
     let c = Clock::new();
     let mut m = idle(&c);
-    m.set_pa(pa(1, 0, cond(CondStatus::Unknown, Some("Queued"), c.second(1_000))));
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
     m.evaluate(c.at(1_000), &ctx());
     let mut p = pod(c.second(1_020));
-    p.container = Container::Waiting { reason: "ErrImagePull".into(), message: None };
+    p.container = Container::Waiting {
+        reason: "ErrImagePull".into(),
+        message: None,
+    };
     m.set_pod(p);
     assert!(m.evaluate(c.at(2_000), &ctx()).is_none());
-    assert!(m.evaluate(c.at(6_000), &ctx()).is_none(), "4 s of trouble is within 5 s");
+    assert!(
+        m.evaluate(c.at(6_000), &ctx()).is_none(),
+        "4 s of trouble is within 5 s"
+    );
     let done = m.evaluate(c.at(7_100), &ctx()).expect("failed after 5 s");
     assert_eq!(done.failure.unwrap().reason, "ErrImagePull");
 }
@@ -164,11 +222,22 @@ fn image_pull_errors_fail_after_the_threshold() {
 fn a_timeout_without_pod_detail_is_timed_out() {
     let c = Clock::new();
     let mut m = idle(&c);
-    m.set_pa(pa(1, 0, cond(CondStatus::Unknown, Some("Queued"), c.second(1_000))));
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
     m.evaluate(c.at(1_000), &ctx());
-    m.set_pa(pa(0, 0, cond(CondStatus::False, Some("TimedOut"), c.second(631_000))));
+    m.set_pa(pa(
+        0,
+        0,
+        cond(CondStatus::False, Some("TimedOut"), c.second(631_000)),
+    ));
     let done = m.evaluate(c.at(631_000), &ctx()).expect("failed");
-    assert_eq!((done.outcome, done.failure.unwrap().reason.as_str()), (Outcome::Failed, "TimedOut"));
+    assert_eq!(
+        (done.outcome, done.failure.unwrap().reason.as_str()),
+        (Outcome::Failed, "TimedOut")
+    );
 }
 
 #[test]
@@ -182,7 +251,9 @@ fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     let mut p = pod(c.second(1_000));
     p.running = true;
     p.scheduled = Some(cond(CondStatus::True, None, c.second(2_000)));
-    p.container = Container::Running { started_at: Some(c.second(3_000)) };
+    p.container = Container::Running {
+        started_at: Some(c.second(3_000)),
+    };
     p.ready = Some(cond(CondStatus::True, None, c.second(4_000)));
     m.set_pod(p.clone());
     let done = m.evaluate(c.listed(9_000), &ctx()).expect("rebuilt");
@@ -202,11 +273,17 @@ fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
 fn a_late_burst_is_dated_by_object_timestamps() {
     let c = Clock::new();
     let mut m = idle(&c);
-    m.set_pa(pa(1, 0, cond(CondStatus::Unknown, Some("Queued"), c.second(1_000))));
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
     m.evaluate(c.at(1_000), &ctx());
     let mut p = pod(c.second(1_000));
     p.running = true;
-    p.container = Container::Running { started_at: Some(c.second(2_000)) };
+    p.container = Container::Running {
+        started_at: Some(c.second(2_000)),
+    };
     p.ready = Some(cond(CondStatus::True, None, c.second(3_000)));
     m.set_pod(p);
     // Delivered 10 s late, after a watch gap.
@@ -224,11 +301,44 @@ fn an_initial_start_is_kept_apart() {
     m.evaluate(c.at(5), &ctx());
     let mut p = pod(c.second(30));
     p.running = true;
-    p.container = Container::Running { started_at: Some(c.second(500)) };
+    p.container = Container::Running {
+        started_at: Some(c.second(500)),
+    };
     p.ready = Some(cond(CondStatus::True, None, c.second(900)));
     m.set_pod(p);
     let done = m.evaluate(c.at(900), &ctx()).unwrap();
     assert_eq!(done.kind, WakeKind::Initial);
     assert_eq!(done.duration_ms, 900);
     assert_eq!(done.precision, Precision::Ms);
+}
+
+#[test]
+fn a_scale_down_seen_pod_first_is_not_a_wake() {
+    let c = Clock::new();
+    let mut m = idle(&c);
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
+    m.set_replicas(1);
+    m.evaluate(c.at(1_000), &ctx());
+    let mut p = pod(c.second(1_000));
+    p.running = true;
+    p.ready = Some(cond(CondStatus::True, None, c.second(2_000)));
+    m.set_pod(p.clone());
+    assert!(m.evaluate(c.at(2_000), &ctx()).is_some());
+    // Scale-down: the pod's termination arrives before the Deployment and PA changes.
+    p.deleting = true;
+    m.set_pod(p);
+    assert!(m.evaluate(c.at(9_000), &ctx()).is_none());
+    assert!(!m.waking(), "losing the ready pod is not a wake");
+    m.set_replicas(0);
+    m.set_pa(pa(
+        0,
+        0,
+        cond(CondStatus::False, Some("NoTraffic"), c.second(9_000)),
+    ));
+    assert!(m.evaluate(c.at(9_010), &ctx()).is_none());
+    assert_eq!(m.summary().phase, Phase::Idle);
 }

@@ -8,6 +8,9 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub mod engine;
+pub mod persist;
+
 use crate::config::ServeConfig;
 use crate::measure::facts::FactsBook;
 use crate::serve::auth::Tokens;
@@ -15,6 +18,7 @@ use crate::serve::{self, AppState, Shared};
 use crate::store::Store;
 use crate::telemetry::health::{Readiness, WarmupTask};
 use crate::telemetry::metrics::Metrics;
+use engine::{Engine, EngineSettings};
 
 /// Everything `serve` built, before it starts listening; tests and the demo use it to run
 /// the service in-process.
@@ -64,17 +68,55 @@ impl Service {
         let shutdown = state.shutdown.clone();
         let addr = self.listener.local_addr()?;
         tracing::info!(%addr, backend = ?state.store.backend(), "serving");
+        let (migrated_tx, migrated) = tokio::sync::watch::channel(false);
+        let (engine, engine_tasks) = if config.measure.watch_kubernetes {
+            let (synced, mut synced_rx) = tokio::sync::watch::channel(false);
+            let (restored, mut restored_rx) = tokio::sync::watch::channel(false);
+            let engine = Engine {
+                book: state.book.clone(),
+                store: state.store.clone(),
+                metrics: state.metrics.clone(),
+                synced,
+                restored,
+                migrated,
+            };
+            let settings = EngineSettings {
+                tracker: config.measure.tracker(),
+                watch: config.measure.watch(),
+                kubeconfig: config.measure.kubeconfig.clone(),
+            };
+            let handle = tokio::spawn(engine.run(settings, shutdown.clone()));
+            let tasks = vec![
+                WarmupTask::new("history", async move {
+                    restored_rx
+                        .wait_for(|r| *r)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }),
+                WarmupTask::new("initial-sync", async move {
+                    synced_rx
+                        .wait_for(|s| *s)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }),
+            ];
+            (Some(handle), tasks)
+        } else {
+            (None, Vec::new())
+        };
         let warmup = {
             let state = state.clone();
             let ceiling = config.warmup_ceiling();
             tokio::spawn(async move {
                 let store = state.store.clone();
-                let tasks = vec![WarmupTask::new("store", async move {
-                    store
-                        .migrate()
-                        .await
-                        .map_err(|e| crate::serve::error::ErrorChain(&e).to_string())
+                let mut tasks = vec![WarmupTask::new("store", async move {
+                    let done = store.migrate().await;
+                    migrated_tx.send_replace(true);
+                    done.map_err(|e| crate::serve::error::ErrorChain(&e).to_string())
                 })];
+                tasks.extend(engine_tasks);
                 tokio::select! {
                     () = state.readiness.warm_up(tasks, ceiling) => {}
                     () = state.shutdown.cancelled() => {}
@@ -89,6 +131,10 @@ impl Service {
         )
         .await;
         warmup.abort();
+        if let Some(engine) = engine {
+            // The engine stops with the token and drains its queued writes first.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(10), engine).await;
+        }
         state.store.close().await;
         tracing::info!("stopped");
         served.context("HTTP server failed")

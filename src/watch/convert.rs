@@ -1,0 +1,203 @@
+//! Slim Kubernetes objects to measurement observations: labels to identities, conditions
+//! to snapshots, timestamps to chrono.
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+use super::types::{self, Condition, Conditions};
+use crate::measure::observe::{
+    Cond, CondStatus, Container, Observation, PaSnap, PodSnap, RevisionSnap, ServiceSnap,
+};
+
+pub const REVISION_UID_LABEL: &str = "serving.knative.dev/revisionUID";
+pub const REVISION_LABEL: &str = "serving.knative.dev/revision";
+const SERVICE_LABEL: &str = "serving.knative.dev/service";
+const ROUTING_STATE_LABEL: &str = "serving.knative.dev/routingState";
+const DEFAULT_CONTAINER_ANNOTATION: &str = "kubectl.kubernetes.io/default-container";
+const QUEUE_PROXY: &str = "queue-proxy";
+const FATAL: [&str; 5] = [
+    "CrashLoopBackOff",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+];
+
+pub fn time(t: &Time) -> DateTime<Utc> {
+    DateTime::from_timestamp(t.0.as_second(), t.0.subsec_nanosecond().max(0) as u32)
+        .unwrap_or_default()
+}
+
+fn label<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    meta.labels.as_ref()?.get(key).map(String::as_str)
+}
+
+fn name(meta: &ObjectMeta) -> String {
+    meta.name.clone().unwrap_or_default()
+}
+
+fn namespace(meta: &ObjectMeta) -> String {
+    meta.namespace.clone().unwrap_or_default()
+}
+
+fn cond(c: &Condition) -> Cond {
+    Cond {
+        status: match c.status.as_str() {
+            "True" => CondStatus::True,
+            "False" => CondStatus::False,
+            _ => CondStatus::Unknown,
+        },
+        reason: c.reason.clone().filter(|r| !r.is_empty()),
+        message: c.message.clone().filter(|m| !m.is_empty()),
+        since: c.last_transition_time.as_ref().map(time),
+    }
+}
+
+fn get(conds: &Conditions, kind: &str) -> Option<Cond> {
+    conds.get(kind).map(cond)
+}
+
+/// The release key of a Knative Service: its release-UID label, else `<name>.<namespace>`.
+pub fn service(s: &types::KnativeService, release_label: &str) -> ServiceSnap {
+    let ns = namespace(&s.metadata);
+    let n = name(&s.metadata);
+    let release = label(&s.metadata, release_label)
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| format!("{n}.{ns}"), str::to_owned);
+    ServiceSnap {
+        traffic: s
+            .status
+            .traffic
+            .iter()
+            .filter_map(|t| Some((t.revision_name.clone()?, u32::try_from(t.percent?).ok()?)))
+            .filter(|(_, p)| *p > 0)
+            .collect(),
+        uid: s.metadata.uid.clone().unwrap_or_default(),
+        namespace: ns,
+        name: n,
+        release,
+    }
+}
+
+pub fn revision(r: &types::Revision) -> Option<RevisionSnap> {
+    let meta = &r.metadata;
+    let annotations = meta
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| {
+            k.starts_with("autoscaling.knative.dev/")
+                || *k == "serving.knative.dev/progress-deadline"
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Some(RevisionSnap {
+        uid: meta.uid.clone()?,
+        name: name(meta),
+        namespace: namespace(meta),
+        service: label(meta, SERVICE_LABEL)
+            .or_else(|| label(meta, "serving.knative.dev/configuration"))
+            .map_or_else(|| name(meta), str::to_owned),
+        created: meta
+            .creation_timestamp
+            .as_ref()
+            .map(time)
+            .unwrap_or_default(),
+        annotations,
+        reachable: label(meta, ROUTING_STATE_LABEL) != Some("reserve"),
+    })
+}
+
+pub fn autoscaler(pa: &types::PodAutoscaler) -> Option<Observation> {
+    let status = &pa.status;
+    Some(Observation::Autoscaler {
+        revision_uid: label(&pa.metadata, REVISION_UID_LABEL)?.to_owned(),
+        pa: PaSnap {
+            desired: status.desired_scale,
+            actual: status.actual_scale,
+            active: get(&status.conditions, "Active"),
+            initialized: get(&status.conditions, "ScaleTargetInitialized")
+                .is_some_and(|c| c.is(CondStatus::True)),
+        },
+    })
+}
+
+pub fn deployment(d: &types::Deployment) -> Option<Observation> {
+    Some(Observation::Deployment {
+        revision_uid: label(&d.metadata, REVISION_UID_LABEL)?.to_owned(),
+        replicas: d.spec.replicas.unwrap_or(1).max(0) as u32,
+    })
+}
+
+fn container(state: Option<&types::ContainerState>) -> Container {
+    let Some(s) = state else {
+        return Container::Absent;
+    };
+    if let Some(w) = &s.waiting {
+        return Container::Waiting {
+            reason: w.reason.clone().unwrap_or_else(|| "Waiting".into()),
+            message: w.message.clone(),
+        };
+    }
+    if let Some(r) = &s.running {
+        return Container::Running {
+            started_at: r.started_at.as_ref().map(time),
+        };
+    }
+    if let Some(t) = &s.terminated {
+        return Container::Terminated {
+            exit_code: t.exit_code,
+        };
+    }
+    Container::Absent
+}
+
+pub fn pod(p: &types::Pod) -> Option<(String, PodSnap)> {
+    let meta = &p.metadata;
+    let uid = label(meta, REVISION_UID_LABEL)?.to_owned();
+    let status = &p.status;
+    let user_name = meta
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DEFAULT_CONTAINER_ANNOTATION))
+        .cloned();
+    let user = status.container_statuses.iter().find(|c| {
+        user_name
+            .as_deref()
+            .map_or(c.name != QUEUE_PROXY, |n| c.name == n)
+    });
+    let mut state = container(user.and_then(|c| c.state.as_ref()));
+    // A fatal state of the sidecar fails the pod as surely as the application's.
+    for other in status
+        .container_statuses
+        .iter()
+        .filter(|c| Some(&c.name) != user.map(|u| &u.name))
+    {
+        if let Container::Waiting { reason, message } = container(other.state.as_ref())
+            && FATAL.contains(&reason.as_str())
+        {
+            state = Container::Waiting { reason, message };
+        }
+    }
+    Some((
+        uid,
+        PodSnap {
+            name: name(meta),
+            created: meta
+                .creation_timestamp
+                .as_ref()
+                .map(time)
+                .unwrap_or_default(),
+            deleting: meta.deletion_timestamp.is_some(),
+            running: status.phase.as_deref() == Some("Running"),
+            scheduled: get(&status.conditions, "PodScheduled"),
+            ready: get(&status.conditions, "Ready"),
+            container: state,
+            restarts: user.and_then(|c| c.restart_count).unwrap_or(0).max(0) as u32,
+            last_exit_code: user
+                .and_then(|c| c.last_state.as_ref())
+                .and_then(|s| s.terminated.as_ref())
+                .map(|t| t.exit_code),
+        },
+    ))
+}

@@ -1,0 +1,299 @@
+//! The Kubernetes side: kube-rs watchers on Knative Services, Revisions, PodAutoscalers,
+//! Deployments and Pods labelled with a revision, and the two Knative ConfigMaps.
+//!
+//! Each watcher decodes slim types ([`types`]), converts them to observations
+//! ([`convert`]) stamped on arrival, and sends them down one channel, so the measurement
+//! sees every kind in arrival order. Watchers use kube-rs' default backoff and never end on
+//! an error; they report errors and completed lists so the engine knows whether the facts
+//! are current. A relist does not report objects deleted meanwhile, so each watcher keeps
+//! the keys it has seen and reports the missing ones as gone once the list is complete.
+
+pub mod convert;
+pub mod types;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use futures::StreamExt;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::measure::observe::{Observation, Stamp};
+use convert::REVISION_UID_LABEL;
+
+/// Errors of the watch layer.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot read the kubeconfig {path}")]
+    Kubeconfig {
+        path: String,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("no Kubernetes configuration found (in-cluster or kubeconfig)")]
+    Infer(#[source] kube::config::InferConfigError),
+    #[error("cannot build the Kubernetes client")]
+    Client(#[source] kube::Error),
+}
+
+/// What the watchers tell the engine.
+#[derive(Debug)]
+pub enum Feed {
+    Observed(&'static str, Box<Observation>, Stamp),
+    /// A watcher completed a (re)list: `kind` is current.
+    Listed(&'static str),
+    /// A watcher hit an error; its backoff retries.
+    Failed(&'static str),
+}
+
+/// The kinds watched, as named in [`Feed`].
+pub const KINDS: [&str; 6] = [
+    "services",
+    "revisions",
+    "podautoscalers",
+    "deployments",
+    "pods",
+    "configmaps",
+];
+
+/// Where and what to watch.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    /// Only this namespace; all when None.
+    pub namespace: Option<String>,
+    /// The Knative Service label that holds the release UID.
+    pub release_label: String,
+    /// Where Knative's ConfigMaps live.
+    pub knative_namespace: String,
+}
+
+/// A client from the given kubeconfig, else in-cluster or the default kubeconfig.
+pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, WatchError> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path).map_err(|source| {
+                WatchError::Kubeconfig {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?;
+            kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                .await
+                .map_err(|source| WatchError::Kubeconfig {
+                    path: path.display().to_string(),
+                    source,
+                })?
+        }
+        None => kube::Config::infer().await.map_err(WatchError::Infer)?,
+    };
+    Client::try_from(config).map_err(WatchError::Client)
+}
+
+fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// An observation, with the key and the "gone" observation to send when it disappears.
+type Converted = Option<(String, Observation, Option<Observation>)>;
+
+/// Starts every watcher; they run until `shutdown`.
+pub fn spawn(
+    client: &Client,
+    s: &WatchSettings,
+    tx: mpsc::Sender<Feed>,
+    shutdown: CancellationToken,
+) -> Vec<JoinHandle<()>> {
+    let ns = s.namespace.as_deref();
+    let label = s.release_label.clone();
+    let with_uid = || watcher::Config::default().labels(REVISION_UID_LABEL);
+    vec![
+        tokio::spawn(run(
+            api::<types::KnativeService>(client, ns),
+            watcher::Config::default(),
+            "services",
+            tx.clone(),
+            shutdown.clone(),
+            move |o| {
+                let snap = convert::service(o, &label);
+                let gone = Observation::ServiceGone {
+                    namespace: snap.namespace.clone(),
+                    name: snap.name.clone(),
+                };
+                Some((
+                    format!("{}/{}", snap.namespace, snap.name),
+                    Observation::Service(snap),
+                    Some(gone),
+                ))
+            },
+        )),
+        tokio::spawn(run(
+            api::<types::Revision>(client, ns),
+            watcher::Config::default(),
+            "revisions",
+            tx.clone(),
+            shutdown.clone(),
+            |o| {
+                let snap = convert::revision(o)?;
+                let gone = Observation::RevisionGone {
+                    uid: snap.uid.clone(),
+                };
+                Some((snap.uid.clone(), Observation::Revision(snap), Some(gone)))
+            },
+        )),
+        tokio::spawn(run(
+            api::<types::PodAutoscaler>(client, ns),
+            with_uid(),
+            "podautoscalers",
+            tx.clone(),
+            shutdown.clone(),
+            |o| Some((String::new(), convert::autoscaler(o)?, None)),
+        )),
+        tokio::spawn(run(
+            api::<types::Deployment>(client, ns),
+            with_uid(),
+            "deployments",
+            tx.clone(),
+            shutdown.clone(),
+            |o| Some((String::new(), convert::deployment(o)?, None)),
+        )),
+        tokio::spawn(run(
+            api::<types::Pod>(client, ns),
+            with_uid(),
+            "pods",
+            tx.clone(),
+            shutdown.clone(),
+            |o| {
+                let (uid, pod) = convert::pod(o)?;
+                let gone = Observation::PodGone {
+                    revision_uid: uid.clone(),
+                    name: pod.name.clone(),
+                };
+                Some((
+                    format!("{uid}/{}", pod.name),
+                    Observation::Pod {
+                        revision_uid: uid,
+                        pod,
+                    },
+                    Some(gone),
+                ))
+            },
+        )),
+        tokio::spawn(run(
+            Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
+            watcher::Config::default(),
+            "configmaps",
+            tx,
+            shutdown,
+            |o| {
+                let name = o.metadata.name.clone()?;
+                matches!(name.as_str(), "config-autoscaler" | "config-deployment").then(|| {
+                    let obs = Observation::ConfigMap {
+                        name,
+                        data: o.data.clone(),
+                    };
+                    (String::new(), obs, None)
+                })
+            },
+        )),
+    ]
+}
+
+/// One watcher: never ends before `shutdown`, whatever the API server does.
+async fn run<K, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    kind: &'static str,
+    tx: mpsc::Sender<Feed>,
+    shutdown: CancellationToken,
+    convert: F,
+) where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+    F: Fn(&K) -> Converted + Send + 'static,
+{
+    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+    // Keys seen, with what to send when they disappear; and the keys of a list underway.
+    let mut known: HashMap<String, Observation> = HashMap::new();
+    let mut listing: Option<HashSet<String>> = None;
+    let mut failures: u64 = 0;
+    loop {
+        let item = tokio::select! {
+            item = stream.next() => item,
+            () = shutdown.cancelled() => return,
+        };
+        let Some(item) = item else { return };
+        let mut out = Vec::with_capacity(2);
+        match item {
+            Ok(Event::Init) => listing = Some(HashSet::new()),
+            Ok(Event::InitApply(o)) => {
+                if let Some((key, obs, gone)) = convert(&o) {
+                    if let (Some(g), false) = (gone, key.is_empty()) {
+                        known.insert(key.clone(), g);
+                        if let Some(l) = listing.as_mut() {
+                            l.insert(key);
+                        }
+                    }
+                    out.push(Feed::Observed(kind, Box::new(obs), Stamp::now(false)));
+                }
+            }
+            Ok(Event::Apply(o)) => {
+                if let Some((key, obs, gone)) = convert(&o) {
+                    if let (Some(g), false) = (gone, key.is_empty()) {
+                        known.insert(key, g);
+                    }
+                    out.push(Feed::Observed(kind, Box::new(obs), Stamp::now(true)));
+                }
+            }
+            Ok(Event::Delete(o)) => {
+                if let Some((key, _, gone)) = convert(&o) {
+                    known.remove(&key);
+                    if let Some(g) = gone {
+                        out.push(Feed::Observed(kind, Box::new(g), Stamp::now(true)));
+                    }
+                }
+            }
+            Ok(Event::InitDone) => {
+                if let Some(seen) = listing.take() {
+                    let missing: Vec<String> = known
+                        .keys()
+                        .filter(|k| !seen.contains(*k))
+                        .cloned()
+                        .collect();
+                    for key in missing {
+                        if let Some(g) = known.remove(&key) {
+                            out.push(Feed::Observed(kind, Box::new(g), Stamp::now(false)));
+                        }
+                    }
+                }
+                failures = 0;
+                out.push(Feed::Listed(kind));
+            }
+            Err(e) => {
+                failures += 1;
+                // The first failure of a run is worth a warning; the retries are noise.
+                if failures == 1 {
+                    tracing::warn!(kind, error = %e, "watch failed; retrying with backoff");
+                } else {
+                    tracing::debug!(kind, error = %e, failures, "watch still failing");
+                }
+                out.push(Feed::Failed(kind));
+            }
+        }
+        for feed in out {
+            if tx.send(feed).await.is_err() {
+                return; // the engine is gone: shutting down
+            }
+        }
+    }
+}
