@@ -512,7 +512,7 @@ impl Cluster {
         let outcome = {
             let waited = tokio::time::timeout(
                 limit,
-                rx.wait_for(|r| matches!(r, Readiness::Ready | Readiness::Failed(_))),
+                rx.wait_for(|r| *r != Readiness::Waking),
             )
             .await;
             match waited {
@@ -521,8 +521,11 @@ impl Cluster {
                 Err(_) => return Err(ActivateError::Timeout),
             }
         };
-        if let Readiness::Failed(reason) = outcome {
-            return Err(ActivateError::Unavailable(reason));
+        match outcome {
+            Readiness::Failed(reason) => return Err(ActivateError::Unavailable(reason)),
+            // Scaled back to zero before a pod was ready: the wake was aborted.
+            Readiness::Idle => return Err(ActivateError::Unavailable("aborted".into())),
+            _ => {}
         }
         let waited_ms = started.elapsed().as_millis() as u64;
         tokio::time::sleep(hold).await;

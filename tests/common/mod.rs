@@ -241,3 +241,63 @@ pub fn api_resource(kind: scaling_facts::sim::resources::Kind) -> kube::api::Api
         plural: kind.plural.to_owned(),
     }
 }
+
+/// The `serve` options as the command line defaults them.
+pub fn serve_defaults() -> scaling_facts::config::ServeConfig {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Only {
+        #[command(flatten)]
+        c: scaling_facts::config::ServeConfig,
+    }
+    Only::parse_from(["x"]).c
+}
+
+/// The service running in-process against a simulator.
+pub struct RunningService {
+    pub state: AppState,
+    pub base: String,
+    pub shutdown: CancellationToken,
+    handle: tokio::task::JoinHandle<anyhow::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl RunningService {
+    /// Starts `serve` on a free loopback port, watching the simulator through a kubeconfig
+    /// file, and waits until it is ready.
+    pub async fn start(
+        sim: &scaling_facts::sim::Simulator,
+        db_url: &str,
+        tweak: impl FnOnce(&mut scaling_facts::config::ServeConfig),
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig).unwrap();
+        let mut cfg = serve_defaults();
+        cfg.listen_addr = "127.0.0.1:0".parse().unwrap();
+        cfg.database = db_config(db_url);
+        cfg.allow_anonymous_reads = true;
+        cfg.log_format = scaling_facts::config::LogFormat::Text;
+        cfg.measure.kubeconfig = Some(kubeconfig);
+        tweak(&mut cfg);
+        let shutdown = CancellationToken::new();
+        let service = scaling_facts::service::Service::build(&cfg, shutdown.clone()).await.unwrap();
+        let base = format!("http://{}", service.listener.local_addr().unwrap());
+        let state = service.state.clone();
+        let handle = tokio::spawn(async move { service.run(&cfg).await });
+        let ready = state.readiness.clone();
+        eventually(30, "service ready", || ready.is_open().then_some(())).await;
+        Self { state, base, shutdown, handle, _dir: dir }
+    }
+
+    pub async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let r = reqwest::get(format!("{}{path}", self.base)).await.unwrap();
+        assert!(r.status().is_success(), "GET {path}: {}", r.status());
+        r.json().await.unwrap()
+    }
+
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(15), self.handle).await;
+    }
+}
