@@ -50,8 +50,14 @@ const SERVED: [(&str, &str); 8] = [
 ];
 
 fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
-    let sel = scaling_facts::sim::selector::Selector::parse(&format!("serving.knative.dev/revision={revision}")).unwrap();
-    cluster.lock().list(resources::POD, Some(ns), &sel, None).count()
+    let sel = scaling_facts::sim::selector::Selector::parse(&format!(
+        "serving.knative.dev/revision={revision}"
+    ))
+    .unwrap();
+    cluster
+        .lock()
+        .list(resources::POD, Some(ns), &sel, None)
+        .count()
 }
 
 /// One served wake: a request through the activator, then back to zero, as the idle
@@ -59,12 +65,23 @@ fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
 /// they always do in Knative (a scale to zero takes longer than that), because a wake's
 /// identity is its revision and start second.
 async fn wake_once(cluster: &Arc<Cluster>, ns: &str, svc: &str) {
+    wake_and_serve(cluster, ns, svc, Duration::from_millis(50)).await;
+}
+
+/// A wake that keeps its pod serving for `serving` before going back to zero.
+async fn wake_and_serve(cluster: &Arc<Cluster>, ns: &str, svc: &str, serving: Duration) {
     let rev = format!("{svc}-00001");
     let started = std::time::Instant::now();
-    cluster.activate(ns, svc, Duration::ZERO, None).await.expect("served");
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    cluster
+        .activate(ns, svc, Duration::ZERO, None)
+        .await
+        .expect("served");
+    tokio::time::sleep(serving).await;
     cluster.force_idle(ns, &rev);
-    eventually(10, "pods gone", || (pods_of(cluster, ns, &rev) == 0).then_some(())).await;
+    eventually(10, "pods gone", || {
+        (pods_of(cluster, ns, &rev) == 0).then_some(())
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(1_100).saturating_sub(started.elapsed())).await;
 }
 
@@ -84,7 +101,9 @@ async fn initial_starts_done(cluster: &Arc<Cluster>, n: usize) {
 fn served_truth(truth: &[TruthWake], revision: &str) -> Vec<TruthWake> {
     truth
         .iter()
-        .filter(|w| w.revision == revision && w.kind == WakeKind::Wake && w.outcome == Some(Outcome::Served))
+        .filter(|w| {
+            w.revision == revision && w.kind == WakeKind::Wake && w.outcome == Some(Outcome::Served)
+        })
         .cloned()
         .collect()
 }
@@ -96,7 +115,10 @@ async fn stored(db: &TestDb, uid: &str) -> Vec<WakeRecord> {
 }
 
 /// Pairs every true served wake with the measured one that started within a second of it.
-fn pair<'a>(truth: &'a [TruthWake], measured: &'a [WakeRecord]) -> Vec<(&'a TruthWake, &'a WakeRecord)> {
+fn pair<'a>(
+    truth: &'a [TruthWake],
+    measured: &'a [WakeRecord],
+) -> Vec<(&'a TruthWake, &'a WakeRecord)> {
     truth
         .iter()
         .map(|t| {
@@ -104,7 +126,13 @@ fn pair<'a>(truth: &'a [TruthWake], measured: &'a [WakeRecord]) -> Vec<(&'a Trut
                 .iter()
                 .filter(|m| (m.requested_at - t.started_at).num_milliseconds().abs() < 1_000)
                 .collect();
-            assert_eq!(matches.len(), 1, "true wake at {} measured {} times", t.started_at, matches.len());
+            assert_eq!(
+                matches.len(),
+                1,
+                "true wake at {} measured {} times",
+                t.started_at,
+                matches.len()
+            );
             (t, matches[0])
         })
         .collect()
@@ -149,11 +177,17 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
     tasks.push(tokio::spawn(async move {
         for _ in 0..3 {
             let a = c.clone();
-            let held = tokio::spawn(async move { a.activate("ops", "slowpoke", Duration::ZERO, None).await });
+            let held =
+                tokio::spawn(
+                    async move { a.activate("ops", "slowpoke", Duration::ZERO, None).await },
+                );
             tokio::time::sleep(Duration::from_millis(1_500)).await;
             c.force_idle("ops", "slowpoke-00001");
             let _ = held.await;
-            eventually(10, "slowpoke idle", || (pods_of(&c, "ops", "slowpoke-00001") == 0).then_some(())).await;
+            eventually(10, "slowpoke idle", || {
+                (pods_of(&c, "ops", "slowpoke-00001") == 0).then_some(())
+            })
+            .await;
         }
     }));
     // Two failing wakes.
@@ -165,11 +199,19 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
         t.await.unwrap();
     }
     eprintln!("wakes done after {:?}", t0.elapsed());
-    let release_of = |ns: &str, svc: &str| if svc == "s3" { "rel-s3".to_owned() } else { format!("{svc}.{ns}") };
+    let release_of = |ns: &str, svc: &str| {
+        if svc == "s3" {
+            "rel-s3".to_owned()
+        } else {
+            format!("{svc}.{ns}")
+        }
+    };
     eventually(20, "failures recorded", || {
         let crashy = service.state.book.get("crashy.ops")?;
         let nopull = service.state.book.get("nopull.ops")?;
-        (crashy.facts.state == RuntimeState::Unavailable && nopull.facts.state == RuntimeState::Unavailable).then_some(())
+        (crashy.facts.state == RuntimeState::Unavailable
+            && nopull.facts.state == RuntimeState::Unavailable)
+            .then_some(())
     })
     .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -183,37 +225,74 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
         let t = served_truth(&truth, &rev);
         assert_eq!(t.len(), WAKES);
         let uid = t[0].revision_uid.clone();
-        let measured: Vec<WakeRecord> = stored(&db, &uid).await.into_iter().filter(|w| w.kind == WakeKind::Wake).collect();
-        assert_eq!(measured.len(), WAKES, "{rev}: {:#?}", measured.iter().map(|m| (m.requested_at, m.duration_ms, m.precision, m.outcome)).collect::<Vec<_>>());
+        let measured: Vec<WakeRecord> = stored(&db, &uid)
+            .await
+            .into_iter()
+            .filter(|w| w.kind == WakeKind::Wake)
+            .collect();
+        assert_eq!(
+            measured.len(),
+            WAKES,
+            "{rev}: {:#?}",
+            measured
+                .iter()
+                .map(|m| (m.requested_at, m.duration_ms, m.precision, m.outcome))
+                .collect::<Vec<_>>()
+        );
         for (truth_wake, m) in pair(&t, &measured) {
             assert_eq!(m.outcome, Outcome::Served);
             assert_eq!(m.precision, Precision::Ms);
             assert_eq!(m.release, release_of(ns, svc));
-            errors.push((m.duration_ms as i64 - truth_wake.duration_ms().unwrap() as i64).unsigned_abs());
+            errors.push(
+                (m.duration_ms as i64 - truth_wake.duration_ms().unwrap() as i64).unsigned_abs(),
+            );
             total += 1;
         }
         // The expected start is the p95 of the truth, within the histogram's precision.
         let mut d: Vec<u64> = t.iter().map(|w| w.duration_ms().unwrap()).collect();
         d.sort_unstable();
         let truth_p95 = percentile(&d, 95.0) as f64 / 1000.0;
-        let scaling: Scaling = service.get(&format!("/v1/releases/{}/scaling", release_of(ns, svc))).await;
+        let scaling: Scaling = service
+            .get(&format!("/v1/releases/{}/scaling", release_of(ns, svc)))
+            .await;
         let expected = scaling.expected_cold_start_seconds.expect("measured");
         let tolerance = (truth_p95 * 0.02).max(0.06);
-        assert!((expected - truth_p95).abs() <= tolerance, "{rev}: expected {expected} vs truth p95 {truth_p95}");
-        let report: ColdStarts = service.get(&format!("/v1/releases/{}/cold-starts", release_of(ns, svc))).await;
-        assert_eq!(report.revisions[0].served.as_ref().unwrap().count, 25, "{rev}: only served wakes in the histogram");
+        assert!(
+            (expected - truth_p95).abs() <= tolerance,
+            "{rev}: expected {expected} vs truth p95 {truth_p95}"
+        );
+        let report: ColdStarts = service
+            .get(&format!("/v1/releases/{}/cold-starts", release_of(ns, svc)))
+            .await;
+        assert_eq!(
+            report.revisions[0].served.as_ref().unwrap().count,
+            25,
+            "{rev}: only served wakes in the histogram"
+        );
     }
     assert_eq!(total, 8 * WAKES);
     errors.sort_unstable();
     let p99 = percentile(&errors, 99.0);
-    println!("|measured - truth| over {total} wakes: p50 {} ms, p99 {p99} ms, max {} ms", percentile(&errors, 50.0), errors[errors.len() - 1]);
+    println!(
+        "|measured - truth| over {total} wakes: p50 {} ms, p99 {p99} ms, max {} ms",
+        percentile(&errors, 50.0),
+        errors[errors.len() - 1]
+    );
     assert!(p99 <= 50, "p99 error {p99} ms");
 
     // Aborted wakes: recorded with that outcome, kept out of the histogram.
-    let slow_uid = truth.iter().find(|w| w.revision == "slowpoke-00001").unwrap().revision_uid.clone();
+    let slow_uid = truth
+        .iter()
+        .find(|w| w.revision == "slowpoke-00001")
+        .unwrap()
+        .revision_uid
+        .clone();
     let slow = stored(&db, &slow_uid).await;
     let aborted: Vec<_> = slow.iter().filter(|w| w.kind == WakeKind::Wake).collect();
-    let true_aborts = truth.iter().filter(|w| w.revision == "slowpoke-00001" && w.outcome == Some(Outcome::Aborted)).count();
+    let true_aborts = truth
+        .iter()
+        .filter(|w| w.revision == "slowpoke-00001" && w.outcome == Some(Outcome::Aborted))
+        .count();
     assert_eq!(true_aborts, 3);
     assert_eq!(aborted.len(), 3, "{aborted:#?}");
     assert!(aborted.iter().all(|w| w.outcome == Outcome::Aborted));
@@ -222,8 +301,16 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
     assert!(report.revisions[0].served.is_none());
 
     // Failed wakes: the reason, and `unavailable` on the runtime read.
-    for (svc, reasons) in [("crashy", &["CrashLoopBackOff"][..]), ("nopull", &["ErrImagePull", "ImagePullBackOff"][..])] {
-        let uid = truth.iter().find(|w| w.service == svc).unwrap().revision_uid.clone();
+    for (svc, reasons) in [
+        ("crashy", &["CrashLoopBackOff"][..]),
+        ("nopull", &["ErrImagePull", "ImagePullBackOff"][..]),
+    ] {
+        let uid = truth
+            .iter()
+            .find(|w| w.service == svc)
+            .unwrap()
+            .revision_uid
+            .clone();
         // A revision that never served is still in its initial start, so its wakes are
         // kept apart as initial; the last one is the wake the test asked for.
         let wakes = stored(&db, &uid).await;
@@ -232,23 +319,46 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
         assert_eq!(last.kind, WakeKind::Initial, "{svc}: never served");
         let reason = last.failure_reason.as_deref().unwrap();
         assert!(reasons.contains(&reason), "{svc}: {reason}");
-        let runtime: Runtime = service.get(&format!("/v1/releases/{svc}.ops/runtime")).await;
+        let runtime: Runtime = service
+            .get(&format!("/v1/releases/{svc}.ops/runtime"))
+            .await;
         assert_eq!(runtime.state, RuntimeState::Unavailable);
         assert!(reasons.contains(&runtime.runtime_presence.failure.unwrap().reason.as_str()));
-        let report: ColdStarts = service.get(&format!("/v1/releases/{svc}.ops/cold-starts")).await;
-        assert!(report.revisions[0].served.is_none(), "{svc}: failures stay out of the histogram");
+        let report: ColdStarts = service
+            .get(&format!("/v1/releases/{svc}.ops/cold-starts"))
+            .await;
+        assert!(
+            report.revisions[0].served.is_none(),
+            "{svc}: failures stay out of the histogram"
+        );
     }
 
     // The non-waking read wakes nothing.
     let before = cluster.truth.counters();
     let http = reqwest::Client::new();
     for _ in 0..20 {
-        for path in ["/v1/releases/s0.shop/runtime", "/v1/releases/s0.shop/scaling", "/v1/releases/rel-s3/runtime", "/v1/releases/s4.pay/cold-starts"] {
-            assert!(http.get(format!("{}{path}", service.base)).send().await.unwrap().status().is_success());
+        for path in [
+            "/v1/releases/s0.shop/runtime",
+            "/v1/releases/s0.shop/scaling",
+            "/v1/releases/rel-s3/runtime",
+            "/v1/releases/s4.pay/cold-starts",
+        ] {
+            assert!(
+                http.get(format!("{}{path}", service.base))
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .is_success()
+            );
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(cluster.truth.counters(), before, "reads sent no request and scaled nothing");
+    assert_eq!(
+        cluster.truth.counters(),
+        before,
+        "reads sent no request and scaled nothing"
+    );
     let runtime: Runtime = service.get("/v1/releases/s0.shop/runtime").await;
     assert_eq!(runtime.state, RuntimeState::Idle);
     assert!(!runtime.stale);
@@ -300,8 +410,10 @@ async fn watch_faults_lose_and_double_nothing() {
     for (ns, svc) in services {
         let c = cluster.clone();
         tasks.push(tokio::spawn(async move {
+            // Knative keeps a woken pod for at least its stable window (6 s or more);
+            // 2.5 s here still outlasts every watch outage the faults cause.
             for _ in 0..12 {
-                wake_once(&c, ns, svc).await;
+                wake_and_serve(&c, ns, svc, Duration::from_millis(2_500)).await;
             }
         }));
     }
@@ -317,15 +429,33 @@ async fn watch_faults_lose_and_double_nothing() {
     for (_, svc) in services {
         let t = served_truth(&truth, &format!("{svc}-00001"));
         assert_eq!(t.len(), 12);
-        let measured: Vec<_> = stored(&db, &t[0].revision_uid).await.into_iter().filter(|w| w.kind == WakeKind::Wake).collect();
-        assert_eq!(measured.len(), 12, "{svc}: every wake once, none doubled: {measured:#?}");
+        let measured: Vec<_> = stored(&db, &t[0].revision_uid)
+            .await
+            .into_iter()
+            .filter(|w| w.kind == WakeKind::Wake)
+            .collect();
+        assert_eq!(
+            measured.len(),
+            12,
+            "{svc}: every wake once, none doubled: {measured:#?}"
+        );
         for (truth_wake, m) in pair(&t, &measured) {
             assert_eq!(m.outcome, Outcome::Served, "{svc}");
-            *by_precision.entry(format!("{:?}", m.precision)).or_insert(0) += 1;
+            *by_precision
+                .entry(format!("{:?}", m.precision))
+                .or_insert(0) += 1;
             // Second-precision wakes are off by at most the timestamps' truncation.
             let err = (m.duration_ms as i64 - truth_wake.duration_ms().unwrap() as i64).abs();
-            let bound = if m.precision == Precision::Ms { 250 } else { 2_000 };
-            assert!(err <= bound, "{svc}: {err} ms off at precision {:?}", m.precision);
+            let bound = if m.precision == Precision::Ms {
+                250
+            } else {
+                2_000
+            };
+            assert!(
+                err <= bound,
+                "{svc}: {err} ms off at precision {:?}",
+                m.precision
+            );
         }
     }
     println!("wakes by precision under faults: {by_precision:?}");

@@ -102,7 +102,13 @@ struct Wake {
     /// Set once the wake was recorded as failed; the wake stays until Knative gives up.
     failed: Option<Failure>,
     deadline_at: DateTime<Utc>,
+    /// When Knative stopped wanting pods with none ready: an abort, unless a lagging pod
+    /// watch shows a ready pod within the grace period.
+    ending: Option<At>,
 }
+
+/// How long an apparent abort waits for other watches to catch up.
+pub const ABORT_GRACE: Duration = Duration::from_millis(1_500);
 
 /// A wake that just ended, without the release and revision names.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,20 +325,25 @@ impl Machine {
                 return Some(finish(w, Outcome::Failed, at, Some(failure), first));
             }
         }
-        if !wants {
-            let wake = self.wake.take().expect("checked above");
-            if wake.failed.is_some() {
-                return None;
-            }
-            let at = At {
-                mono: stamp.mono,
-                wall: stamp.wall,
-                exact: stamp.live,
-            };
-            let first = live_pods.iter().map(|p| p.created.timestamp()).min();
-            return Some(finish(&wake, Outcome::Aborted, at, None, first));
+        if wants {
+            w.ending = None;
+            return None;
         }
-        None
+        if w.failed.is_some() {
+            self.wake = None;
+            return None;
+        }
+        let end = *w.ending.get_or_insert(At {
+            mono: stamp.mono,
+            wall: stamp.wall,
+            exact: stamp.live,
+        });
+        if stamp.mono.saturating_duration_since(end.mono) < ABORT_GRACE {
+            return None;
+        }
+        let wake = self.wake.take().expect("checked above");
+        let first = live_pods.iter().map(|p| p.created.timestamp()).min();
+        Some(finish(&wake, Outcome::Aborted, end, None, first))
     }
 
     /// No wake in progress: start one, or notice a wake that happened unseen.
@@ -391,6 +402,7 @@ impl Machine {
                 trouble_since: None,
                 failed: None,
                 deadline_at: start + ctx.activation_timeout,
+                ending: None,
             };
             self.initialized = true;
             self.recorded_nothing = false;
@@ -446,6 +458,7 @@ impl Machine {
             trouble_since: None,
             failed: None,
             deadline_at: requested.wall + ctx.activation_timeout,
+            ending: None,
         }));
         // The same snapshot may already show progress (a list merges states).
         self.evaluate(stamp, ctx)

@@ -35,11 +35,31 @@ pub struct EngineSettings {
     pub kubeconfig: Option<PathBuf>,
 }
 
+/// After a watch error, the events a resumed watch replays arrive in one burst, long after
+/// they happened: for this long after the first event of a resumed watch, arrivals are not
+/// taken as the time of the change.
+const REPLAY_BURST: Duration = Duration::from_millis(250);
+
 #[derive(Default)]
 struct KindHealth {
     listed: bool,
     last_ok: Option<Instant>,
     last_err: Option<Instant>,
+    replay_until: Option<Instant>,
+}
+
+impl KindHealth {
+    /// Notes an event; returns false when it may be a replay.
+    fn event(&mut self, now: Instant) -> bool {
+        let resumed = self
+            .last_err
+            .is_some_and(|e| self.last_ok.is_none_or(|ok| ok < e));
+        if resumed {
+            self.replay_until = Some(now + REPLAY_BURST);
+        }
+        self.last_ok = Some(now);
+        self.replay_until.is_none_or(|until| now >= until)
+    }
 }
 
 impl KindHealth {
@@ -99,9 +119,9 @@ impl Engine {
         loop {
             let output = tokio::select! {
                 feed = rx.recv() => match feed {
-                    Some(Feed::Observed(kind, obs, stamp)) => {
-                        if let Some(h) = health.get_mut(kind) {
-                            h.last_ok = Some(Instant::now());
+                    Some(Feed::Observed(kind, obs, mut stamp)) => {
+                        if let Some(h) = health.get_mut(kind) && !h.event(Instant::now()) {
+                            stamp.live = false;
                         }
                         tracker.apply(*obs, stamp)
                     }

@@ -510,11 +510,8 @@ impl Cluster {
         let limit =
             deadline.unwrap_or(Duration::from_secs(knobs.activation_timeout_seconds() + 60));
         let outcome = {
-            let waited = tokio::time::timeout(
-                limit,
-                rx.wait_for(|r| *r != Readiness::Waking),
-            )
-            .await;
+            let waited =
+                tokio::time::timeout(limit, rx.wait_for(|r| *r != Readiness::Waking)).await;
             match waited {
                 Ok(Ok(r)) => r.clone(),
                 Ok(Err(_)) => return Err(ActivateError::NoRevision),

@@ -281,13 +281,21 @@ impl RunningService {
         cfg.measure.kubeconfig = Some(kubeconfig);
         tweak(&mut cfg);
         let shutdown = CancellationToken::new();
-        let service = scaling_facts::service::Service::build(&cfg, shutdown.clone()).await.unwrap();
+        let service = scaling_facts::service::Service::build(&cfg, shutdown.clone())
+            .await
+            .unwrap();
         let base = format!("http://{}", service.listener.local_addr().unwrap());
         let state = service.state.clone();
         let handle = tokio::spawn(async move { service.run(&cfg).await });
         let ready = state.readiness.clone();
         eventually(30, "service ready", || ready.is_open().then_some(())).await;
-        Self { state, base, shutdown, handle, _dir: dir }
+        Self {
+            state,
+            base,
+            shutdown,
+            handle,
+            _dir: dir,
+        }
     }
 
     pub async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {

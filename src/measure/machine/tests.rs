@@ -156,7 +156,11 @@ fn desired_back_to_zero_before_ready_is_an_abort() {
         0,
         cond(CondStatus::False, Some("NoTraffic"), c.second(3_000)),
     ));
-    let done = m.evaluate(c.at(3_000), &ctx()).expect("aborted");
+    assert!(
+        m.evaluate(c.at(3_000), &ctx()).is_none(),
+        "other watches get a grace period"
+    );
+    let done = m.evaluate(c.at(4_600), &ctx()).expect("aborted");
     assert_eq!(done.outcome, Outcome::Aborted);
     assert_eq!(done.duration_ms, 2_000);
     assert_eq!(m.summary().phase, Phase::Idle);
@@ -341,4 +345,32 @@ fn a_scale_down_seen_pod_first_is_not_a_wake() {
     ));
     assert!(m.evaluate(c.at(9_010), &ctx()).is_none());
     assert_eq!(m.summary().phase, Phase::Idle);
+}
+
+#[test]
+fn a_ready_pod_arriving_after_the_scale_down_makes_it_served() {
+    let c = Clock::new();
+    let mut m = idle(&c);
+    m.set_pa(pa(
+        1,
+        0,
+        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
+    ));
+    m.evaluate(c.at(1_000), &ctx());
+    // The PA watch delivers the whole wake and its end before the pod watch catches up.
+    m.set_pa(pa(
+        0,
+        0,
+        cond(CondStatus::False, Some("NoTraffic"), c.second(3_000)),
+    ));
+    assert!(m.evaluate(c.at(3_000), &ctx()).is_none());
+    let mut p = pod(c.second(1_000));
+    p.running = true;
+    p.ready = Some(cond(CondStatus::True, None, c.second(2_000)));
+    m.set_pod(p);
+    let done = m
+        .evaluate(c.listed(3_200), &ctx())
+        .expect("served after all");
+    assert_eq!(done.outcome, Outcome::Served);
+    assert_eq!(done.precision, Precision::S);
 }
