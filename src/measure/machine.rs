@@ -268,10 +268,22 @@ impl Machine {
         }
         let t = &ctx.thresholds;
         let queued_since = self.pa_queued_since();
-        let ready = self.first_ready().cloned();
+        let ready = self.first_ready().map(|p| {
+            (
+                p.ready.as_ref().and_then(|c| c.since),
+                p.created.timestamp(),
+            )
+        });
         let timed_out = self.pa_timed_out();
         let wants = self.wants_pods();
-        let live_pods: Vec<PodSnap> = self.pods.iter().filter(|p| !p.deleting).cloned().collect();
+        let first = self
+            .pods
+            .iter()
+            .filter(|p| !p.deleting)
+            .map(|p| p.created.timestamp())
+            .min();
+        // Disjoint fields: the pods are read while the wake is changed.
+        let live_pods = &self.pods;
         let w = self.wake.as_mut().expect("checked above");
         if w.anchor.is_none() && w.kind == WakeKind::Wake {
             w.anchor = queued_since.map(|s| s.timestamp());
@@ -279,22 +291,26 @@ impl Machine {
         if w.scheduled.is_none()
             && let Some(c) = live_pods
                 .iter()
+                .filter(|p| !p.deleting)
                 .filter_map(|p| p.scheduled.as_ref())
                 .find(|c| c.is(CondStatus::True))
         {
             w.scheduled = Some(At::of(stamp, c.since, t));
         }
         if w.running.is_none()
-            && let Some(started) = live_pods.iter().find_map(|p| match &p.container {
-                Container::Running { started_at } => Some(*started_at),
-                _ => None,
-            })
+            && let Some(started) =
+                live_pods
+                    .iter()
+                    .filter(|p| !p.deleting)
+                    .find_map(|p| match &p.container {
+                        Container::Running { started_at } => Some(*started_at),
+                        _ => None,
+                    })
         {
             w.running = Some(At::of(stamp, started, t));
         }
-        if let Some(pod) = ready {
-            let serving = At::of(stamp, pod.ready.as_ref().and_then(|c| c.since), t);
-            let first_pod_second = pod.created.timestamp();
+        if let Some((ready_since, first_pod_second)) = ready {
+            let serving = At::of(stamp, ready_since, t);
             let wake = self.wake.take().expect("checked above");
             self.initialized = true;
             self.failure = None;
@@ -312,7 +328,7 @@ impl Machine {
             ));
         }
         if w.failed.is_none() {
-            let failure = classify(&live_pods, timed_out, w, stamp, t);
+            let failure = classify(live_pods, timed_out, w, stamp, t);
             if let Some(failure) = failure {
                 let at = At {
                     mono: stamp.mono,
@@ -320,9 +336,9 @@ impl Machine {
                     exact: stamp.live,
                 };
                 w.failed = Some(failure.clone());
-                self.failure = Some(failure.clone());
-                let first = live_pods.iter().map(|p| p.created.timestamp()).min();
-                return Some(finish(w, Outcome::Failed, at, Some(failure), first));
+                let done = finish(w, Outcome::Failed, at, Some(failure.clone()), first);
+                self.failure = Some(failure);
+                return Some(done);
             }
         }
         if wants {
@@ -342,7 +358,6 @@ impl Machine {
             return None;
         }
         let wake = self.wake.take().expect("checked above");
-        let first = live_pods.iter().map(|p| p.created.timestamp()).min();
         Some(finish(&wake, Outcome::Aborted, end, None, first))
     }
 
@@ -466,8 +481,13 @@ impl Machine {
 
     /// Where the revision stands, for the runtime read.
     pub fn summary(&self) -> Summary {
-        let serving: Vec<&PodSnap> = self.pods.iter().filter(|p| p.serving()).collect();
-        let serving_since = serving.iter().filter_map(|p| p.ready.as_ref()?.since).min();
+        let serving = self.pods.iter().filter(|p| p.serving()).count();
+        let serving_since = self
+            .pods
+            .iter()
+            .filter(|p| p.serving())
+            .filter_map(|p| p.ready.as_ref()?.since)
+            .min();
         let pa = self.pa.as_ref();
         let desired = pa
             .and_then(|p| p.desired)
@@ -476,7 +496,7 @@ impl Machine {
         let actual = pa
             .and_then(|p| p.actual)
             .filter(|a| *a >= 0)
-            .map_or(serving.len() as u32, |a| a as u32);
+            .map_or(serving as u32, |a| a as u32);
         let (phase, wake) = match &self.wake {
             Some(w) if w.failed.is_some() => {
                 (Phase::Failed, Some((w.requested.wall, w.deadline_at)))
@@ -491,7 +511,7 @@ impl Machine {
                 };
                 (phase, Some((w.requested.wall, w.deadline_at)))
             }
-            None if !serving.is_empty() => (Phase::Serving, None),
+            None if serving > 0 => (Phase::Serving, None),
             None if self.failure.is_some() => (Phase::Failed, None),
             None => (Phase::Idle, None),
         };
@@ -520,7 +540,7 @@ fn classify(
     t: &Thresholds,
 ) -> Option<Failure> {
     let mut trouble = None;
-    for p in pods {
+    for p in pods.iter().filter(|p| !p.deleting) {
         if let Container::Waiting { reason, message } = &p.container {
             if FATAL_WAITING.contains(&reason.as_str()) {
                 return Some(Failure {

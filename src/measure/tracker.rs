@@ -59,12 +59,16 @@ pub struct Tracker {
     defaults: ClusterDefaults,
     revisions: HashMap<String, Rev>,
     by_name: HashMap<(String, String), String>,
+    /// Revision UIDs of each service, so a release's revisions are found without a scan.
+    by_service: HashMap<(String, String), Vec<String>>,
     services: HashMap<(String, String), ServiceSnap>,
     /// Releases whose facts may have changed since the last `changed_facts`.
     dirty: BTreeSet<(String, String)>,
     /// Releases whose cold-start report must be rebuilt.
     dirty_reports: BTreeSet<(String, String)>,
-    last_facts: HashMap<String, ReleaseFacts>,
+    /// A hash of each release's last published facts (without `updated_at`): enough to
+    /// tell a change, at a fraction of the memory of a copy.
+    last_facts: HashMap<String, u64>,
     /// Releases whose Service disappeared since the last `changed`.
     removed: Vec<String>,
     synced: bool,
@@ -233,7 +237,6 @@ impl Tracker {
         };
         let knobs = self.knobs(rev);
         let ctx = self.ctx(&knobs);
-        let release = self.release_of(rev);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
         let before = rev.machine.summary();
@@ -247,6 +250,9 @@ impl Tracker {
             return; // recorded before a restart or a relist
         }
         remember(&mut rev.recorded, f.start_second);
+        let rev = self.revisions.get(uid).expect("looked up above");
+        let release = self.release_of(rev);
+        let rev = self.revisions.get_mut(uid).expect("looked up above");
         let record = to_record(f, release, rev, uid);
         out.histograms
             .extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
@@ -308,14 +314,8 @@ impl Tracker {
             let Some(f) = self.facts_of(&key, now) else {
                 continue;
             };
-            let same = self.last_facts.get(&f.release).is_some_and(|old| {
-                ReleaseFacts {
-                    updated_at: f.updated_at,
-                    ..old.clone()
-                } == f
-            });
-            if !same {
-                self.last_facts.insert(f.release.clone(), f.clone());
+            let hash = fingerprint(&f);
+            if self.last_facts.insert(f.release.clone(), hash) != Some(hash) {
                 facts.push(f);
             }
         }
@@ -334,9 +334,11 @@ impl Tracker {
         &'a self,
         key: &'a (String, String),
     ) -> impl Iterator<Item = (&'a String, &'a Rev)> + 'a {
-        self.revisions
-            .iter()
-            .filter(move |(_, r)| r.namespace == key.0 && r.service == key.1)
+        self.by_service
+            .get(key)
+            .into_iter()
+            .flatten()
+            .filter_map(|uid| self.revisions.get_key_value(uid))
     }
 
     /// The active revisions: traffic targets with percent > 0, else the newest revision.
@@ -481,6 +483,25 @@ impl Tracker {
                 + uid.len() * 2,
         )
     }
+}
+
+/// A hash of the facts that matter to readers (everything but `updated_at`).
+fn fingerprint(f: &ReleaseFacts) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let bytes = serde_json::to_vec(&(
+        &f.release,
+        &f.scaling,
+        f.idle_timeout_upper_bound_seconds,
+        f.idle_window_parts.stable_window_seconds,
+        f.idle_window_parts.scale_down_delay_seconds,
+        f.state,
+        &f.presence,
+        &f.active_revisions,
+    ))
+    .expect("plain data");
+    bytes.hash(&mut h);
+    h.finish()
 }
 
 fn remember(keys: &mut VecDeque<i64>, second: i64) {

@@ -1,0 +1,375 @@
+//! Benchmarks of the measurement budgets (README, "Benchmarks"):
+//!
+//! 1. throughput of the state machine on a replayed event stream, without and with the
+//!    JSON decoding of watch events;
+//! 2. memory per tracked revision, never woken and with 100 served wakes;
+//! 3. initial sync of the 10,000-revision scenario by the real service.
+//!
+//! Each throughput figure is the median of several rounds, run in alternating order, as
+//! these 2-core machines vary by about 15% from run to run.
+//! Run with `cargo bench --bench measure`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use scaling_facts::measure::observe::{Observation, ServiceSnap, Stamp};
+use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
+use scaling_facts::sim::knative::{
+    self as kn, RevisionIdentity, condition, container_statuses, set_condition,
+};
+use scaling_facts::sim::objects::k8s_time;
+use scaling_facts::watch::{convert, types};
+
+/// Counts live heap bytes, for the memory figures.
+struct Counting;
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        LIVE.fetch_add(new as isize - layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Deployment,
+    Pa,
+    Pod,
+}
+
+fn identity(i: usize) -> RevisionIdentity {
+    RevisionIdentity {
+        namespace: format!("ns{}", i % 20),
+        service: format!("svc{i}"),
+        service_uid: format!("svc-uid-{i:08}"),
+        name: format!("svc{i}-00001"),
+        uid: format!("rev-uid-{i:08}-0000-0000-000000000000"),
+        generation: 1,
+        labels: BTreeMap::new(),
+        annotations: BTreeMap::new(),
+        container: kn::user_container("registry.example/app:v1"),
+    }
+}
+
+fn event(kind: &str, obj: &Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({"type": kind, "object": obj})).unwrap()
+}
+
+/// The watch events of one wake and its scale-down, as an API server sends them.
+fn wake_events(id: &RevisionIdentity, wake: usize) -> Vec<(Kind, Vec<u8>)> {
+    // One wake a minute: a wake's identity is its revision and start second.
+    let now = Utc::now() - chrono::Duration::days(1) + chrono::Duration::minutes(wake as i64);
+    let mut out = Vec::new();
+    let mut dep = kn::deployment(id, 1, 600);
+    dep["metadata"]["namespace"] = json!(id.namespace);
+    out.push((Kind::Deployment, event("MODIFIED", &dep)));
+    let mut pa = kn::pod_autoscaler(id, now);
+    pa["metadata"]["namespace"] = json!(id.namespace);
+    pa["status"]["desiredScale"] = json!(1);
+    set_condition(
+        &mut pa,
+        condition("ScaleTargetInitialized", "True", None, None, now),
+    );
+    out.push((Kind::Pa, event("MODIFIED", &pa)));
+    let name = format!("{}-deployment-abc-{wake:05}", id.name);
+    let mut pod = kn::pod(id, &name, now);
+    pod["metadata"]["namespace"] = json!(id.namespace);
+    pod["metadata"]["creationTimestamp"] = json!(k8s_time(now));
+    out.push((Kind::Pod, event("ADDED", &pod)));
+    set_condition(&mut pod, condition("PodScheduled", "True", None, None, now));
+    pod["status"]["containerStatuses"] = container_statuses(
+        "user-container",
+        json!({"waiting": {"reason": "ContainerCreating"}}),
+        false,
+        0,
+        None,
+    );
+    out.push((Kind::Pod, event("MODIFIED", &pod)));
+    pod["status"]["phase"] = json!("Running");
+    pod["status"]["containerStatuses"] = container_statuses(
+        "user-container",
+        json!({"running": {"startedAt": k8s_time(now)}}),
+        false,
+        0,
+        None,
+    );
+    out.push((Kind::Pod, event("MODIFIED", &pod)));
+    set_condition(&mut pod, condition("Ready", "True", None, None, now));
+    out.push((Kind::Pod, event("MODIFIED", &pod)));
+    pa["status"]["actualScale"] = json!(1);
+    set_condition(&mut pa, condition("Active", "True", None, None, now));
+    out.push((Kind::Pa, event("MODIFIED", &pa)));
+    dep["spec"]["replicas"] = json!(0);
+    out.push((Kind::Deployment, event("MODIFIED", &dep)));
+    pa["status"]["desiredScale"] = json!(0);
+    pa["status"]["actualScale"] = json!(0);
+    set_condition(
+        &mut pa,
+        condition("Active", "False", Some("NoTraffic"), None, now),
+    );
+    out.push((Kind::Pa, event("MODIFIED", &pa)));
+    pod["metadata"]["deletionTimestamp"] = json!(k8s_time(now));
+    out.push((Kind::Pod, event("MODIFIED", &pod)));
+    out.push((Kind::Pod, event("DELETED", &pod)));
+    out
+}
+
+fn decode(kind: Kind, line: &[u8]) -> Option<Observation> {
+    use kube::core::WatchEvent;
+    fn obj<K: serde::de::DeserializeOwned>(line: &[u8]) -> Option<(bool, K)> {
+        match serde_json::from_slice::<WatchEvent<K>>(line).ok()? {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => Some((false, o)),
+            WatchEvent::Deleted(o) => Some((true, o)),
+            _ => None,
+        }
+    }
+    match kind {
+        Kind::Deployment => convert::deployment(&obj::<types::Deployment>(line)?.1),
+        Kind::Pa => convert::autoscaler(&obj::<types::PodAutoscaler>(line)?.1),
+        Kind::Pod => {
+            let (deleted, p) = obj::<types::Pod>(line)?;
+            let (uid, pod) = convert::pod(&p)?;
+            Some(if deleted {
+                Observation::PodGone {
+                    revision_uid: uid,
+                    name: pod.name,
+                }
+            } else {
+                Observation::Pod {
+                    revision_uid: uid,
+                    pod,
+                }
+            })
+        }
+    }
+}
+
+/// A synced tracker that knows `n` idle revisions.
+fn tracker_with(n: usize) -> Tracker {
+    let mut t = Tracker::new(TrackerSettings::default());
+    for i in 0..n {
+        let id = identity(i);
+        t.apply(
+            Observation::Service(ServiceSnap {
+                namespace: id.namespace.clone(),
+                name: id.service.clone(),
+                uid: id.service_uid.clone(),
+                release: format!("{}.{}", id.service, id.namespace),
+                traffic: vec![(id.name.clone(), 100)],
+            }),
+            Stamp::now(false),
+        );
+        t.apply(
+            Observation::Revision(scaling_facts::measure::observe::RevisionSnap {
+                uid: id.uid.clone(),
+                name: id.name.clone(),
+                namespace: id.namespace.clone(),
+                service: id.service.clone(),
+                created: Utc::now() - chrono::Duration::days(1),
+                annotations: BTreeMap::new(),
+                reachable: true,
+            }),
+            Stamp::now(false),
+        );
+        t.apply(
+            Observation::Deployment {
+                revision_uid: id.uid.clone(),
+                replicas: 0,
+            },
+            Stamp::now(false),
+        );
+    }
+    t.mark_synced(Stamp::now(false));
+    t.changed(Utc::now());
+    t
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    xs[xs.len() / 2]
+}
+
+fn throughput() {
+    const REVISIONS: usize = 200;
+    const WAKES: usize = 20;
+    let mut stream: Vec<(Kind, Vec<u8>)> = Vec::new();
+    for w in 0..WAKES {
+        for i in 0..REVISIONS {
+            stream.extend(wake_events(&identity(i), w));
+        }
+    }
+    let decoded: Vec<Observation> = stream
+        .iter()
+        .map(|(k, l)| decode(*k, l).expect("decodes"))
+        .collect();
+    let bytes: usize = stream.iter().map(|(_, l)| l.len()).sum();
+    println!(
+        "replayed stream: {} events ({} wakes), {:.1} MB of JSON",
+        decoded.len(),
+        REVISIONS * WAKES,
+        bytes as f64 / 1e6
+    );
+    let (mut machine_rates, mut json_rates) = (Vec::new(), Vec::new());
+    for round in 0..6 {
+        let run_machine = |rates: &mut Vec<f64>| {
+            let mut t = tracker_with(REVISIONS);
+            let obs: Vec<Observation> = decoded.to_vec();
+            let start = Instant::now();
+            let mut recorded = 0;
+            for o in obs {
+                recorded += t.apply(o, Stamp::now(true)).wakes.len();
+            }
+            assert!(recorded >= REVISIONS * WAKES, "{recorded} wakes");
+            rates.push(decoded.len() as f64 / start.elapsed().as_secs_f64());
+        };
+        let run_json = |rates: &mut Vec<f64>| {
+            let mut t = tracker_with(REVISIONS);
+            let start = Instant::now();
+            for (kind, line) in &stream {
+                let obs = decode(*kind, line).expect("decodes");
+                t.apply(obs, Stamp::now(true));
+                t.changed(Utc::now());
+            }
+            rates.push(stream.len() as f64 / start.elapsed().as_secs_f64());
+        };
+        if round % 2 == 0 {
+            run_machine(&mut machine_rates);
+            run_json(&mut json_rates);
+        } else {
+            run_json(&mut json_rates);
+            run_machine(&mut machine_rates);
+        }
+    }
+    println!(
+        "state machine (tracker.apply):               median {:>9.0} events/s (budget 50,000 per core)",
+        median(machine_rates)
+    );
+    println!(
+        "JSON decode + state machine + release facts: median {:>9.0} events/s (budget 10,000)",
+        median(json_rates)
+    );
+}
+
+fn memory() {
+    const N: usize = 10_000;
+    let before = live();
+    let mut t = tracker_with(N);
+    let idle = (live() - before) as f64 / N as f64;
+    println!("memory per revision never woken: {idle:>7.0} bytes (budget 2,048), {N} revisions");
+    const WOKEN: usize = 500;
+    let before = live();
+    for w in 0..100 {
+        for i in 0..WOKEN {
+            for (kind, line) in wake_events(&identity(i), w) {
+                t.apply(decode(kind, &line).unwrap(), Stamp::now(true));
+            }
+        }
+        t.changed(Utc::now());
+    }
+    let woken = idle + (live() - before) as f64 / WOKEN as f64;
+    println!(
+        "memory per revision with 100 served wakes and histograms: {woken:>7.0} bytes (budget 16,384)"
+    );
+}
+
+fn initial_sync() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/scale-10k.yaml")).unwrap();
+        let scenario = scaling_facts::sim::Scenario::parse(&text).unwrap();
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let sim = scaling_facts::sim::Simulator::start("127.0.0.1:0".parse().unwrap(), scenario, shutdown.clone()).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig).unwrap();
+        let mut rounds = Vec::new();
+        for _ in 0..3 {
+            let (synced, mut synced_rx) = tokio::sync::watch::channel(false);
+            let (restored, _) = tokio::sync::watch::channel(false);
+            let (_migrated_tx, migrated) = tokio::sync::watch::channel(true);
+            let store = scaling_facts::store::Store::connect(&scaling_facts::config::DatabaseConfig {
+                database_url: format!("sqlite://{}/b-{}.db?mode=rwc", dir.path().display(), rounds.len()),
+                database_max_connections: 2,
+                database_acquire_timeout_ms: 2_000,
+            })
+            .await
+            .unwrap();
+            store.migrate().await.unwrap();
+            let book = std::sync::Arc::new(scaling_facts::measure::facts::FactsBook::new(Duration::from_secs(90)));
+            let engine = scaling_facts::service::engine::Engine {
+                book: book.clone(),
+                store,
+                metrics: std::sync::Arc::new(scaling_facts::telemetry::metrics::Metrics::new()),
+                synced,
+                restored,
+                migrated,
+            };
+            let stop = tokio_util::sync::CancellationToken::new();
+            let settings = scaling_facts::service::engine::EngineSettings {
+                tracker: TrackerSettings::default(),
+                watch: scaling_facts::watch::WatchSettings {
+                    namespace: None,
+                    release_label: "scaling-facts.io/release-uid".into(),
+                    knative_namespace: "knative-serving".into(),
+                },
+                kubeconfig: Some(kubeconfig.clone()),
+            };
+            let start = Instant::now();
+            let handle = tokio::spawn(engine.run(settings, stop.clone()));
+            synced_rx.wait_for(|s| *s).await.unwrap();
+            let took = start.elapsed();
+            // The facts of every release are in the book once the sync is processed.
+            while book.len() < 2_000 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            rounds.push(took.as_secs_f64());
+            stop.cancel();
+            let _ = handle.await;
+        }
+        println!(
+            "initial sync of 10,000 revisions (2,000 services): median {:.2} s over {} rounds (budget 5 s)",
+            median(rounds.clone()),
+            rounds.len()
+        );
+        sim.stop().await;
+    });
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a name filter may follow.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    if want("throughput") {
+        throughput();
+    }
+    if want("memory") {
+        memory();
+    }
+    if want("sync") {
+        initial_sync();
+    }
+}
