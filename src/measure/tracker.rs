@@ -168,6 +168,12 @@ impl Tracker {
                 if let Some(rev) = self.revisions.remove(&uid) {
                     self.by_name
                         .remove(&(rev.namespace.clone(), rev.name.clone()));
+                    if let Some(uids) = self
+                        .by_service
+                        .get_mut(&(rev.namespace.clone(), rev.service.clone()))
+                    {
+                        uids.retain(|u| *u != uid);
+                    }
                     self.dirty
                         .insert((rev.namespace.clone(), rev.service.clone()));
                     self.dirty_reports.insert((rev.namespace, rev.service));
@@ -226,6 +232,13 @@ impl Tracker {
         rev.knobs = None;
         self.by_name
             .insert((r.namespace.clone(), r.name), r.uid.clone());
+        let uids = self
+            .by_service
+            .entry((r.namespace.clone(), r.service.clone()))
+            .or_default();
+        if !uids.contains(&r.uid) {
+            uids.push(r.uid.clone());
+        }
         self.dirty.insert((r.namespace.clone(), r.service.clone()));
         self.dirty_reports.insert((r.namespace, r.service));
         r.uid

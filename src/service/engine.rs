@@ -133,6 +133,7 @@ impl Engine {
                         if !tracker.is_synced() && health.values().all(|h| h.listed) {
                             tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
                             let out = tracker.mark_synced(Stamp::now(false));
+                            self.book.watch_heard(Utc::now());
                             self.synced.send_replace(true);
                             out
                         } else {
