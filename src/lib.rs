@@ -12,6 +12,7 @@
 //! Prometheus metrics) and [`service`] (start-up, warm-up, readiness and shutdown, wired
 //! to one cancellation token).
 
+pub mod client;
 pub mod config;
 pub mod measure;
 pub mod serve;
