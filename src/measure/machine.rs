@@ -342,8 +342,13 @@ impl Machine {
             }
         }
         if wants {
-            w.ending = None;
-            return None;
+            let Some(end) = w.ending else { return None };
+            // Knative wanted zero, then pods again: the first wake was aborted and this
+            // is a new one.
+            let wake = self.wake.take().expect("checked above");
+            let aborted = finish(&wake, Outcome::Aborted, end, None, first);
+            let _started = self.evaluate_quiet(stamp, ctx, false);
+            return Some(aborted);
         }
         if w.failed.is_some() {
             self.wake = None;

@@ -252,12 +252,11 @@ impl Tracker {
         let ctx = self.ctx(&knobs);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
-        let before = rev.machine.summary();
         let finished = rev.machine.evaluate(stamp, &ctx);
         let service = (rev.namespace.clone(), rev.service.clone());
-        if rev.machine.summary() != before {
-            self.dirty.insert(service.clone());
-        }
+        // Any observation may change what the release looks like; unchanged facts are
+        // filtered by their fingerprint before they reach the book.
+        self.dirty.insert(service.clone());
         let Some(f) = finished else { return };
         if rev.recorded.contains(&f.start_second) {
             return; // recorded before a restart or a relist
