@@ -27,6 +27,11 @@ pub enum Command {
     Migrate(DatabaseConfig),
     /// Run the simulated Knative cluster alone, and write a kubeconfig for it.
     Sim(SimConfig),
+    /// The whole story on one machine: simulator, service and demo client, with a live
+    /// table and a summary.
+    Demo(DemoConfig),
+    /// The demo client alone, against a running service and activator.
+    DemoClient(DemoClientConfig),
     /// Print the OpenAPI document of the v1 API (the checked-in copy is `openapi/v1.json`).
     Openapi,
     /// Create a bearer token: prints the token once and the tokens-file entry that holds its hash.
@@ -297,6 +302,62 @@ pub struct SimConfig {
         default_value = "sim.kubeconfig"
     )]
     pub kubeconfig_out: PathBuf,
+}
+
+/// Everything `demo` needs.
+#[derive(Debug, Clone, Args)]
+pub struct DemoConfig {
+    /// How long the demo client runs before the summary.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_DEMO_DURATION_SECONDS",
+        default_value_t = 120
+    )]
+    pub duration_seconds: u64,
+    /// Keep the simulator and the service up after the summary, until Ctrl-C.
+    #[arg(long, default_value_t = false)]
+    pub keep_running: bool,
+    /// Where the demo's service listens (a free port when taken).
+    #[arg(
+        long,
+        env = "SCALING_FACTS_DEMO_LISTEN_ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
+    pub listen_addr: SocketAddr,
+}
+
+/// Everything `demo-client` needs.
+#[derive(Debug, Clone, Args)]
+pub struct DemoClientConfig {
+    /// The scaling-facts service.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_API_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    pub api_url: String,
+    /// Bearer token with the read scope, when the service requires one.
+    #[arg(long, env = "SCALING_FACTS_API_TOKEN")]
+    pub token: Option<String>,
+    /// The activator that requests go through (the simulator's, in a demo).
+    #[arg(
+        long,
+        env = "SCALING_FACTS_ACTIVATOR_URL",
+        default_value = "http://127.0.0.1:6443"
+    )]
+    pub activator_url: String,
+    /// Releases to call repeatedly (`<service>.<namespace>`); repeat the flag.
+    #[arg(long = "release")]
+    pub releases: Vec<String>,
+    /// Releases to call as a chain, with and without prewarming, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub chain: Vec<String>,
+    /// Seconds between calls of a release: longer than its idle window makes every call cold.
+    #[arg(long, default_value_t = 8.5)]
+    pub pause_seconds: f64,
+    /// How long to run before the summary.
+    #[arg(long, default_value_t = 120)]
+    pub duration_seconds: u64,
 }
 
 /// Arguments of `token`.

@@ -3,17 +3,20 @@
 //!
 //! Data flows one way through the layers:
 //!
-//! - `watch` (Kubernetes, a later issue) turns watch events into transitions;
+//! - [`watch`] (Kubernetes, kube-rs) turns watch events into observations;
 //! - [`measure`] is pure: wakes, histograms, and the in-memory [`measure::facts::FactsBook`];
 //! - [`store`] is the only place with SQL (SQLite or PostgreSQL through sqlx);
 //! - [`serve`] is the axum HTTP API that reads the book and the store.
 //!
 //! Around them: [`config`] (the one clap configuration), [`telemetry`] (logs and
-//! Prometheus metrics) and [`service`] (start-up, warm-up, readiness and shutdown, wired
-//! to one cancellation token).
+//! Prometheus metrics), [`service`] (start-up, warm-up, readiness and shutdown, wired to
+//! one cancellation token, and the measuring engine), [`sim`] (a simulated Knative cluster
+//! speaking the Kubernetes API, with ground truth), [`client`] (a typed client and the
+//! caller contract) and [`demo`] (the one-command demo).
 
 pub mod client;
 pub mod config;
+pub mod demo;
 pub mod measure;
 pub mod serve;
 pub mod service;

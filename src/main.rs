@@ -54,6 +54,21 @@ async fn main() -> anyhow::Result<()> {
             sim.stop().await;
             Ok(())
         }
+        Command::Demo(config) => {
+            // The table is the demo's output; the service's logs would drown it.
+            if std::env::var_os("RUST_LOG").is_none() {
+                // SAFETY: set before any thread reads the environment.
+                unsafe { std::env::set_var("RUST_LOG", "error") };
+            }
+            telemetry::init_logging(LogFormat::Text);
+            let shutdown = CancellationToken::new();
+            cancel_on_signals(shutdown.clone());
+            scaling_facts::demo::run(&config, shutdown).await
+        }
+        Command::DemoClient(config) => {
+            telemetry::init_logging(LogFormat::Text);
+            scaling_facts::demo::run_client(&config).await
+        }
         Command::Openapi => {
             print!("{}", openapi::document());
             Ok(())

@@ -87,6 +87,11 @@ impl Client {
         Err(ClientError::Api { status, body })
     }
 
+    pub async fn releases(&self) -> Result<crate::serve::releases::ReleaseList, ClientError> {
+        self.send(self.req(reqwest::Method::GET, "/v1/releases"))
+            .await
+    }
+
     pub async fn scaling(&self, release: &str) -> Result<Scaling, ClientError> {
         self.send(self.req(
             reqwest::Method::GET,

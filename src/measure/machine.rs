@@ -342,7 +342,7 @@ impl Machine {
             }
         }
         if wants {
-            let Some(end) = w.ending else { return None };
+            let end = w.ending?;
             // Knative wanted zero, then pods again: the first wake was aborted and this
             // is a new one.
             let wake = self.wake.take().expect("checked above");
