@@ -36,6 +36,14 @@ fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
     Some(sorted[rank.min(sorted.len()) - 1])
 }
 
+/// An enum as the API spells it (`pulling_image`, not `PullingImage`).
+fn wire_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
 fn secs(ms: Option<u64>) -> String {
     ms.map_or_else(
         || "-".to_owned(),
@@ -94,8 +102,8 @@ impl Table {
             };
             let (state, phase, expected) = match &runtime {
                 Some(rt) => (
-                    format!("{:?}", rt.state).to_lowercase(),
-                    format!("{:?}", rt.runtime_presence.phase).to_lowercase(),
+                    wire_name(&rt.state),
+                    wire_name(&rt.runtime_presence.phase),
                     rt.scaling
                         .expected_cold_start_seconds
                         .map(|s| (s * 1000.0) as u64),

@@ -288,6 +288,27 @@ impl Machine {
         if w.anchor.is_none() && w.kind == WakeKind::Wake {
             w.anchor = queued_since.map(|s| s.timestamp());
         }
+        // A start dated only by when a list arrived moves back to its first pod's creation,
+        // the earliest object timestamp of the wake.
+        if !w.requested.exact
+            && let Some(created) = live_pods
+                .iter()
+                .filter(|p| !p.deleting)
+                .map(|p| p.created)
+                .min()
+            && created < w.requested.wall
+        {
+            let back = (w.requested.wall - created).to_std().unwrap_or_default();
+            w.requested = At {
+                mono: w
+                    .requested
+                    .mono
+                    .checked_sub(back)
+                    .unwrap_or(w.requested.mono),
+                wall: created,
+                exact: false,
+            };
+        }
         if w.scheduled.is_none()
             && let Some(c) = live_pods
                 .iter()
