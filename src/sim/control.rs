@@ -128,12 +128,6 @@ impl Drop for InFlight {
     }
 }
 
-fn active(status: &str, reason: Option<&str>, message: Option<&str>) -> Value {
-    let mut c = condition("Active", status, reason, message, Utc::now());
-    c["severity"] = json!("Info");
-    c
-}
-
 impl Cluster {
     pub(crate) fn defaults(&self) -> ClusterDefaults {
         let objects = self.lock();
@@ -360,26 +354,7 @@ impl Cluster {
         let _ = objects.update(POD_AUTOSCALER, ns, name, |pa| {
             pa["status"]["desiredScale"] = json!(0);
             pa["status"]["actualScale"] = json!(0);
-            set_condition(
-                pa,
-                condition(
-                    "Active",
-                    "False",
-                    Some("NoTraffic"),
-                    Some(kn::NO_TRAFFIC),
-                    now,
-                ),
-            );
-            set_condition(
-                pa,
-                condition(
-                    "Ready",
-                    "False",
-                    Some("NoTraffic"),
-                    Some(kn::NO_TRAFFIC),
-                    now,
-                ),
-            );
+            kn::pa_no_traffic(pa, now);
             set_condition(
                 pa,
                 condition("ScaleTargetInitialized", "True", None, None, now),
@@ -393,7 +368,7 @@ impl Cluster {
             }
             set_condition(
                 rev,
-                active("False", Some("NoTraffic"), Some(kn::NO_TRAFFIC)),
+                kn::revision_active("False", Some("NoTraffic"), Some(kn::NO_TRAFFIC), Utc::now()),
             );
         });
     }

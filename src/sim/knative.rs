@@ -284,3 +284,34 @@ pub fn container_statuses(
 pub fn user_container(image: &str) -> Value {
     json!({"name": USER_CONTAINER, "image": image, "ports": [{"containerPort": 8080, "name": "user-port"}]})
 }
+
+/// A Revision's `Active` condition: it mirrors the PA's, with severity Info, since it is
+/// not part of the revision's readiness.
+pub fn revision_active(
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    at: DateTime<Utc>,
+) -> Value {
+    let mut c = condition("Active", status, reason, message, at);
+    c["severity"] = json!("Info");
+    c
+}
+
+/// The PA's conditions when it wants no pods: `Active` and `Ready` False, `NoTraffic`.
+pub fn pa_no_traffic(pa: &mut Value, at: DateTime<Utc>) {
+    for kind in ["Active", "Ready"] {
+        set_condition(
+            pa,
+            condition(kind, "False", Some("NoTraffic"), Some(NO_TRAFFIC), at),
+        );
+    }
+}
+
+/// Whether an object's `Active` condition says the activation timed out.
+pub fn timed_out(obj: &Value) -> bool {
+    obj["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Active" && c["reason"] == "TimedOut")
+    })
+}

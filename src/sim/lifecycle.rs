@@ -29,12 +29,6 @@ type Key = (String, String);
 const POD_CREATE_DELAY: Duration = Duration::from_millis(20);
 const IDLE_POLL: Duration = Duration::from_millis(100);
 
-fn active(status: &str, reason: Option<&str>, message: Option<&str>) -> serde_json::Value {
-    let mut c = condition("Active", status, reason, message, Utc::now());
-    c["severity"] = json!("Info");
-    c
-}
-
 impl Cluster {
     fn current(&self, key: &Key, epoch: u64) -> bool {
         self.control_epoch(key) == Some(epoch)
@@ -107,7 +101,10 @@ impl Cluster {
             });
             let _ = objects.update(REVISION, &ns, &name, |r| {
                 r["status"]["desiredReplicas"] = json!(replicas);
-                set_condition(r, active("Unknown", Some("Queued"), Some(kn::QUEUED)));
+                set_condition(
+                    r,
+                    kn::revision_active("Unknown", Some("Queued"), Some(kn::QUEUED), Utc::now()),
+                );
             });
         }
         let truth = self.truth.begin(TruthWake {
@@ -317,7 +314,7 @@ impl Cluster {
                 for c in ["ResourcesAvailable", "ContainerHealthy", "Ready"] {
                     set_condition(r, condition(c, "True", None, None, ready));
                 }
-                set_condition(r, active("True", None, None));
+                set_condition(r, kn::revision_active("True", None, None, Utc::now()));
             });
         }
         self.truth.update(truth, |t| {
@@ -369,7 +366,10 @@ impl Cluster {
             });
             let _ = objects.update(REVISION, &key.0, &key.1, |r| {
                 r["status"]["desiredReplicas"] = json!(0);
-                set_condition(r, active("False", Some("TimedOut"), Some(kn::TIMED_OUT)));
+                set_condition(
+                    r,
+                    kn::revision_active("False", Some("TimedOut"), Some(kn::TIMED_OUT), Utc::now()),
+                );
             });
         }
         self.scale_down(key, Some((Outcome::Failed, reason.to_owned())));
@@ -423,32 +423,10 @@ impl Cluster {
             let _ = objects.update(POD_AUTOSCALER, ns, name, |pa| {
                 pa["status"]["desiredScale"] = json!(0);
                 pa["status"]["actualScale"] = json!(0);
-                if pa["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c["type"] == "Active" && c["reason"] == "TimedOut")
-                }) {
+                if kn::timed_out(pa) {
                     return;
                 }
-                set_condition(
-                    pa,
-                    condition(
-                        "Active",
-                        "False",
-                        Some("NoTraffic"),
-                        Some(kn::NO_TRAFFIC),
-                        now,
-                    ),
-                );
-                set_condition(
-                    pa,
-                    condition(
-                        "Ready",
-                        "False",
-                        Some("NoTraffic"),
-                        Some(kn::NO_TRAFFIC),
-                        now,
-                    ),
-                );
+                kn::pa_no_traffic(pa, now);
                 set_condition(
                     pa,
                     condition(
@@ -463,13 +441,18 @@ impl Cluster {
             let _ = objects.update(REVISION, ns, name, |r| {
                 r["status"]["desiredReplicas"] = json!(0);
                 r["status"]["actualReplicas"] = json!(0);
-                if r["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c["type"] == "Active" && c["reason"] == "TimedOut")
-                }) {
+                if kn::timed_out(r) {
                     return;
                 }
-                set_condition(r, active("False", Some("NoTraffic"), Some(kn::NO_TRAFFIC)));
+                set_condition(
+                    r,
+                    kn::revision_active(
+                        "False",
+                        Some("NoTraffic"),
+                        Some(kn::NO_TRAFFIC),
+                        Utc::now(),
+                    ),
+                );
             });
             for p in &pods {
                 let _ = objects.update(POD, ns, p, |p| {
