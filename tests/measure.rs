@@ -404,7 +404,7 @@ async fn watch_faults_lose_and_double_nothing() {
             for f in plan.iter().cycle() {
                 admin::apply(&c, f);
                 tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(1_500)) => {}
+                    () = tokio::time::sleep(Duration::from_millis(3_000)) => {}
                     () = stop.cancelled() => break,
                 }
             }
