@@ -105,6 +105,10 @@ struct Wake {
     /// When Knative stopped wanting pods with none ready: an abort, unless a lagging pod
     /// watch shows a ready pod within the grace period.
     ending: Option<At>,
+    /// Started because a list showed pods wanted, not on a live rise.
+    inferred: bool,
+    /// The PA queued, or a pod of the wake appeared: the wake certainly happened.
+    evidence: bool,
 }
 
 /// How long an apparent abort waits for other watches to catch up.
@@ -288,6 +292,7 @@ impl Machine {
         if w.anchor.is_none() && w.kind == WakeKind::Wake {
             w.anchor = queued_since.map(|s| s.timestamp());
         }
+        w.evidence |= queued_since.is_some() || live_pods.iter().any(|p| !p.deleting);
         // A start dated only by when a list arrived moves back to its first pod's creation,
         // the earliest object timestamp of the wake.
         if !w.requested.exact
@@ -384,6 +389,11 @@ impl Machine {
             return None;
         }
         let wake = self.wake.take().expect("checked above");
+        if wake.inferred && !wake.evidence {
+            // Only a list's stale "pods wanted" ever suggested this wake, and nothing
+            // confirmed it: it was one watch behind another, not a wake.
+            return None;
+        }
         Some(finish(&wake, Outcome::Aborted, end, None, first))
     }
 
@@ -444,6 +454,8 @@ impl Machine {
                 failed: None,
                 deadline_at: start + ctx.activation_timeout,
                 ending: None,
+                inferred: true,
+                evidence: true,
             };
             self.initialized = true;
             self.recorded_nothing = false;
@@ -500,6 +512,8 @@ impl Machine {
             failed: None,
             deadline_at: requested.wall + ctx.activation_timeout,
             ending: None,
+            inferred: !rising || !stamp.live,
+            evidence: false,
         }));
         // The same snapshot may already show progress (a list merges states).
         self.evaluate(stamp, ctx)

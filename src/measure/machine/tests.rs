@@ -374,3 +374,19 @@ fn a_ready_pod_arriving_after_the_scale_down_makes_it_served() {
     assert_eq!(done.outcome, Outcome::Served);
     assert_eq!(done.precision, Precision::S);
 }
+
+#[test]
+fn a_stale_list_that_nothing_confirms_records_nothing() {
+    let c = Clock::new();
+    let mut m = idle(&c);
+    // Another watch is behind: a list shows pods wanted, with no pod and no queuing PA.
+    m.set_replicas(1);
+    assert!(m.evaluate(c.listed(1_000), &ctx()).is_none());
+    m.set_replicas(0);
+    assert!(m.evaluate(c.at(1_100), &ctx()).is_none());
+    assert!(
+        m.evaluate(c.at(3_000), &ctx()).is_none(),
+        "no phantom abort"
+    );
+    assert_eq!(m.summary().phase, Phase::Idle);
+}
