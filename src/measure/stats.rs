@@ -189,22 +189,6 @@ impl RevisionStats {
             recent: self.recent.iter().cloned().collect(),
         }
     }
-
-    /// Bytes held, for the memory benchmark.
-    pub fn heap_bytes(&self) -> usize {
-        self.window.capacity() * 8
-            + self
-                .histograms
-                .values()
-                .map(|b| b.len() + 48)
-                .sum::<usize>()
-            + self.recent.capacity() * std::mem::size_of::<WakeRecord>()
-            + self
-                .recent
-                .iter()
-                .map(|w| w.release.len() + w.revision.len() + w.revision_uid.len())
-                .sum::<usize>()
-    }
 }
 
 #[cfg(test)]

@@ -466,34 +466,8 @@ impl Tracker {
         })
     }
 
-    /// The revision's effective settings, for tests and reports.
-    pub fn knobs_of(&self, namespace: &str, revision: &str) -> Option<Knobs> {
-        let uid = self
-            .by_name
-            .get(&(namespace.to_owned(), revision.to_owned()))?;
-        self.revisions.get(uid).map(|r| self.knobs(r))
-    }
-
     pub fn revision_count(&self) -> usize {
         self.revisions.len()
-    }
-
-    /// Approximate heap bytes per revision, for the memory benchmark.
-    pub fn approx_bytes_of(&self, uid: &str) -> Option<usize> {
-        let r = self.revisions.get(uid)?;
-        Some(
-            std::mem::size_of::<Rev>()
-                + r.name.capacity()
-                + r.namespace.capacity()
-                + r.service.capacity()
-                + r.annotations
-                    .iter()
-                    .map(|(k, v)| k.capacity() + v.capacity() + 48)
-                    .sum::<usize>()
-                + r.recorded.capacity() * 8
-                + r.stats.heap_bytes()
-                + uid.len() * 2,
-        )
     }
 }
 
