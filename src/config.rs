@@ -265,6 +265,16 @@ impl MeasureConfig {
 }
 
 impl ServeConfig {
+    /// Every option at its documented default, as the command line gives it.
+    pub fn defaults() -> Self {
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            serve: ServeConfig,
+        }
+        Only::parse_from(["serve"]).serve
+    }
+
     pub fn request_timeout(&self) -> Duration {
         Duration::from_millis(self.request_timeout_ms)
     }

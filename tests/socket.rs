@@ -25,20 +25,9 @@ fn config(db_url: &str, tokens: &std::path::Path) -> ServeConfig {
         log_format: LogFormat::Text,
         measure: scaling_facts::config::MeasureConfig {
             watch_kubernetes: false,
-            ..measure_defaults()
+            ..common::serve_defaults().measure
         },
     }
-}
-
-/// The measurement options as the command line defaults them.
-pub fn measure_defaults() -> scaling_facts::config::MeasureConfig {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Only {
-        #[command(flatten)]
-        m: scaling_facts::config::MeasureConfig,
-    }
-    Only::parse_from(["x"]).m
 }
 
 async fn serve_and_use(db_url: &str) {

@@ -174,13 +174,7 @@ fn serve_config(
     dir: &std::path::Path,
     kubeconfig: &std::path::Path,
 ) -> ServeConfig {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Defaults {
-        #[command(flatten)]
-        serve: ServeConfig,
-    }
-    let mut serve = Defaults::parse_from(["demo"]).serve;
+    let mut serve = ServeConfig::defaults();
     serve.listen_addr = config.listen_addr;
     serve.database.database_url = format!("sqlite://{}/demo.db?mode=rwc", dir.display());
     serve.allow_anonymous_reads = true;

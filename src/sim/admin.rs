@@ -15,9 +15,7 @@ use super::cluster::Cluster;
 use super::control::ActivateError;
 use super::faults::Fault;
 use super::truth::{Counters, TruthWake};
-
-/// The deadline header of ADR 0041 §6: how long the caller will still wait.
-pub const DEADLINE_HEADER: &str = "mainsequence-request-timeout-ms";
+use crate::client::caller::DEADLINE_HEADER;
 
 #[derive(Debug, Deserialize)]
 pub struct ActivateQuery {
@@ -113,4 +111,16 @@ pub async fn version() -> Json<serde_json::Value> {
     Json(
         json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0-sim", "platform": "linux/amd64"}),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deadline_header_is_found_whatever_its_case() {
+        let mut h = HeaderMap::new();
+        h.insert("mainsequence-request-timeout-ms", "1500".parse().unwrap());
+        assert_eq!(h.get(DEADLINE_HEADER).unwrap(), "1500");
+    }
 }

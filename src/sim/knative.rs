@@ -176,16 +176,7 @@ pub fn pod_autoscaler(id: &RevisionIdentity, now: DateTime<Utc>) -> Value {
             condition(c, "Unknown", Some("Queued"), Some(QUEUED), now),
         );
     }
-    set_condition(
-        &mut pa,
-        condition(
-            "SKSReady",
-            "Unknown",
-            Some("NotReady"),
-            Some("K8s Service is not ready"),
-            now,
-        ),
-    );
+    set_condition(&mut pa, sks_not_ready(now));
     set_condition(
         &mut pa,
         condition("ScaleTargetInitialized", "Unknown", None, None, now),
@@ -314,4 +305,15 @@ pub fn timed_out(obj: &Value) -> bool {
         cs.iter()
             .any(|c| c["type"] == "Active" && c["reason"] == "TimedOut")
     })
+}
+
+/// The PA's `SKSReady` while no pod backs the revision.
+pub fn sks_not_ready(at: DateTime<Utc>) -> Value {
+    condition(
+        "SKSReady",
+        "Unknown",
+        Some("NotReady"),
+        Some("K8s Service is not ready"),
+        at,
+    )
 }

@@ -427,16 +427,7 @@ impl Cluster {
                     return;
                 }
                 kn::pa_no_traffic(pa, now);
-                set_condition(
-                    pa,
-                    condition(
-                        "SKSReady",
-                        "Unknown",
-                        Some("NotReady"),
-                        Some("K8s Service is not ready"),
-                        now,
-                    ),
-                );
+                set_condition(pa, kn::sks_not_ready(now));
             });
             let _ = objects.update(REVISION, ns, name, |r| {
                 r["status"]["desiredReplicas"] = json!(0);

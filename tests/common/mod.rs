@@ -244,13 +244,7 @@ pub fn api_resource(kind: scaling_facts::sim::resources::Kind) -> kube::api::Api
 
 /// The `serve` options as the command line defaults them.
 pub fn serve_defaults() -> scaling_facts::config::ServeConfig {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Only {
-        #[command(flatten)]
-        c: scaling_facts::config::ServeConfig,
-    }
-    Only::parse_from(["x"]).c
+    scaling_facts::config::ServeConfig::defaults()
 }
 
 /// The service running in-process against a simulator.
