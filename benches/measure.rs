@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use scaling_facts::measure::observe::{Observation, ServiceSnap, Stamp};
+use scaling_facts::measure::observe::{DeploymentSnap, Observation, ServiceSnap, Stamp, Via};
 use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
 use scaling_facts::sim::knative::{
     self as kn, RevisionIdentity, condition, container_statuses, set_condition,
@@ -178,7 +178,7 @@ fn tracker_with(n: usize) -> Tracker {
                 release: format!("{}.{}", id.service, id.namespace),
                 traffic: vec![(id.name.clone(), 100)],
             }),
-            Stamp::now(false),
+            Stamp::now(Via::Listed),
         );
         t.apply(
             Observation::Revision(scaling_facts::measure::observe::RevisionSnap {
@@ -190,17 +190,21 @@ fn tracker_with(n: usize) -> Tracker {
                 annotations: BTreeMap::new(),
                 reachable: true,
             }),
-            Stamp::now(false),
+            Stamp::now(Via::Listed),
         );
         t.apply(
             Observation::Deployment {
                 revision_uid: id.uid.clone(),
-                replicas: 0,
+                dep: DeploymentSnap {
+                    version: 1,
+                    replicas: 0,
+                    generation: 2,
+                },
             },
-            Stamp::now(false),
+            Stamp::now(Via::Listed),
         );
     }
-    t.mark_synced(Stamp::now(false));
+    t.mark_synced(Stamp::now(Via::Listed));
     t.changed(Utc::now());
     t
 }
@@ -238,7 +242,7 @@ fn throughput() {
             let start = Instant::now();
             let mut recorded = 0;
             for o in obs {
-                recorded += t.apply(o, Stamp::now(true)).wakes.len();
+                recorded += t.apply(o, Stamp::now(Via::Watched)).wakes.len();
             }
             assert!(recorded >= REVISIONS * WAKES, "{recorded} wakes");
             rates.push(decoded.len() as f64 / start.elapsed().as_secs_f64());
@@ -248,7 +252,7 @@ fn throughput() {
             let start = Instant::now();
             for (kind, line) in &stream {
                 let obs = decode(*kind, line).expect("decodes");
-                t.apply(obs, Stamp::now(true));
+                t.apply(obs, Stamp::now(Via::Watched));
                 t.changed(Utc::now());
             }
             rates.push(stream.len() as f64 / start.elapsed().as_secs_f64());
@@ -282,7 +286,7 @@ fn memory() {
     for w in 0..100 {
         for i in 0..WOKEN {
             for (kind, line) in wake_events(&identity(i), w) {
-                t.apply(decode(kind, &line).unwrap(), Stamp::now(true));
+                t.apply(decode(kind, &line).unwrap(), Stamp::now(Via::Watched));
             }
         }
         t.changed(Utc::now());

@@ -1,33 +1,44 @@
-//! The per-revision wake state machine: snapshots of the revision's Deployment,
-//! PodAutoscaler and pods go in, finished wakes come out.
+//! The per-revision wake state machine: the revision's Deployment, PodAutoscaler and pods
+//! go in, finished wakes come out.
 //!
-//! A wake starts at the first sign that Knative wants pods while none is ready
-//! (Deployment replicas, PA desiredScale, or PA `Active=Unknown Queued`, whichever arrives
-//! first); it is served when a pod of the wake is ready, aborted when the PA wants zero
-//! again first, failed when a pod shows a failure (at once for crash loops and bad
-//! configuration, after a threshold for image pulls and scheduling) or the PA times out.
+//! Each kind arrives on its own watch, ordered within itself but in no common order with
+//! the others (FACTS.md §f). So the machine decides from evidence that one object orders
+//! by itself, never from which kind arrived first:
 //!
-//! Times come from arrival stamps when the change was seen live, else from the objects'
-//! whole-second timestamps, and the wake is then marked second-precision. A live event that
-//! arrives well after its object timestamp (a burst after a watch gap) counts as not live.
+//! - **A rise** is a Deployment's `spec.replicas` or a PodAutoscaler's `desiredScale`
+//!   going from a known 0 to more, seen within that object's own stream. A value first
+//!   seen (status absent on create, a fresh list) is unknown, and a rise from unknown is
+//!   not a wake. Each stream rises once per wake: the first rise of either opens the wake,
+//!   the other stream's rise joins it, and only a stream that rose *and fell* for a wake
+//!   and rises again starts the next one ([`Machine::evaluate`]).
+//! - **A wake underway** without a rise (after a restart or a relist) needs evidence that
+//!   belongs to it: a `Queued` condition or a pending pod newer than the last wake.
+//! - **Evidence belongs to a wake** only if its whole-second timestamp says so: a pod
+//!   created at or after the wake began, an `Active` condition that changed after the
+//!   wake's start second. A `TimedOut` left from an earlier wake says nothing about this
+//!   one.
+//! - **Served** when a pod of the wake is ready (or the PA turns `Active=True` for it);
+//!   **failed** on the pods' evidence or the PA's `TimedOut`; **aborted** when every stream
+//!   wants zero again and stays so for [`ABORT_GRACE`].
+//!
+//! Every change is dated when it is ingested ([`dating`]): by its arrival when it was
+//! streamed as it happened, else by the object's whole-second timestamps, and the wake
+//! is then second-precision with its duration an upper bound.
 
+pub mod dating;
+mod evidence;
+
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::observe::{CondStatus, Container, PaSnap, PodSnap, Stamp};
+pub use dating::{At, Side};
+use evidence::{Autoscaler, Pod, classify};
+
+use super::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp};
 use super::view::{Failure, Phase};
 use super::wake::{Outcome, PhaseDurations, Precision, WakeKind};
-
-/// Waiting reasons that fail a wake at once.
-const FATAL_WAITING: [&str; 5] = [
-    "CrashLoopBackOff",
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "InvalidImageName",
-    "ErrImageNeverPull",
-];
-const PULL_ERRORS: [&str; 2] = ["ErrImagePull", "ImagePullBackOff"];
 
 /// Tunables of the classification.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +47,7 @@ pub struct Thresholds {
     pub image_pull_failure_after: Duration,
     /// A pod unschedulable this long fails the wake.
     pub unschedulable_failure_after: Duration,
-    /// A live event more than this behind its object timestamp is treated as not live.
+    /// A streamed event more than this behind its object timestamp is dated by the object.
     pub late_event_tolerance: Duration,
 }
 
@@ -50,69 +61,24 @@ impl Default for Thresholds {
     }
 }
 
-/// A point in time on both clocks; `exact` when it came from an arrival stamp.
+/// What the machine needs to know about the revision's settings.
 #[derive(Debug, Clone, Copy)]
-struct At {
-    mono: Instant,
-    wall: DateTime<Utc>,
-    exact: bool,
+pub struct Ctx {
+    pub thresholds: Thresholds,
+    /// Progress deadline + 30 s: when Knative gives up on a wake.
+    pub activation_timeout: Duration,
 }
 
-impl At {
-    /// The arrival, or the object's timestamp when the arrival cannot date the change.
-    fn of(stamp: Stamp, object_time: Option<DateTime<Utc>>, t: &Thresholds) -> Self {
-        let late = object_time.is_some_and(|ot| {
-            (stamp.wall - ot).to_std().unwrap_or_default()
-                > t.late_event_tolerance + Duration::from_secs(1)
-        });
-        match object_time {
-            Some(ot) if !stamp.live || late => {
-                let back = (stamp.wall - ot).to_std().unwrap_or_default();
-                Self {
-                    mono: stamp.mono.checked_sub(back).unwrap_or(stamp.mono),
-                    wall: ot,
-                    exact: false,
-                }
-            }
-            _ => Self {
-                mono: stamp.mono,
-                wall: stamp.wall,
-                exact: stamp.live,
-            },
-        }
-    }
-
-    fn ms_since(&self, earlier: &At) -> u64 {
-        self.mono
-            .saturating_duration_since(earlier.mono)
-            .as_millis() as u64
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Wake {
-    kind: WakeKind,
-    requested: At,
-    /// Start second from an object timestamp, once known.
-    anchor: Option<i64>,
-    scheduled: Option<At>,
-    running: Option<At>,
-    /// First time a pull error or unschedulable pod was seen.
-    trouble_since: Option<Instant>,
-    /// Set once the wake was recorded as failed; the wake stays until Knative gives up.
-    failed: Option<Failure>,
-    deadline_at: DateTime<Utc>,
-    /// When Knative stopped wanting pods with none ready: an abort, unless a lagging pod
-    /// watch shows a ready pod within the grace period.
-    ending: Option<At>,
-    /// Started because a list showed pods wanted, not on a live rise.
-    inferred: bool,
-    /// The PA queued, or a pod of the wake appeared: the wake certainly happened.
-    evidence: bool,
-}
-
-/// How long an apparent abort waits for other watches to catch up.
-pub const ABORT_GRACE: Duration = Duration::from_millis(1_500);
+/// How long an apparent abort waits for lagging watches (a pod turning ready, a stream
+/// that has not shown the rise yet) before it is recorded.
+pub const ABORT_GRACE: Duration = Duration::from_millis(2_500);
+/// A rise arriving this soon after the last wake closed, on a stream that had shown
+/// neither that wake's rise nor a fall since, is that wake's rise arriving late.
+const ECHO_WINDOW: Duration = Duration::from_secs(5);
+/// How many recent start seconds a revision remembers to refuse duplicates.
+const REMEMBERED_KEYS: usize = 16;
+/// A pod created this soon after its revision is the revision's first.
+const INITIAL_POD_WITHIN_SECONDS: i64 = 5;
 
 /// A wake that just ended, without the release and revision names.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,419 +105,541 @@ pub struct Summary {
     pub failure: Option<Failure>,
 }
 
-/// One revision's wake state.
-#[derive(Debug, Clone)]
-pub struct Machine {
-    replicas: Option<u32>,
-    pa: Option<PaSnap>,
-    pods: Vec<PodSnap>,
-    wake: Option<Box<Wake>>,
-    /// The last failure, shown as `unavailable` until a new wake starts.
-    failure: Option<Failure>,
-    /// The revision served at least once (initial start done).
-    initialized: bool,
-    /// `serving_at` of the last wake recorded, so a restart does not record it again.
-    last_recorded_serving: Option<DateTime<Utc>>,
-    /// No wake of this revision was ever recorded.
-    recorded_nothing: bool,
-    /// The revision appeared while watching: its initial start is measured live.
-    created_live: Option<At>,
-    created: Option<DateTime<Utc>>,
-    /// Whether Knative wanted pods at the last evaluation: a wake starts on the rise.
-    wanted: bool,
+/// The two streams whose scale says whether Knative wants pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Deployment = 0,
+    Autoscaler = 1,
 }
 
-impl Default for Machine {
-    fn default() -> Self {
-        Self {
-            replicas: None,
-            pa: None,
-            pods: Vec::new(),
-            wake: None,
-            failure: None,
-            initialized: false,
-            last_recorded_serving: None,
-            recorded_nothing: true,
-            created_live: None,
-            created: None,
-            wanted: false,
-        }
+#[derive(Debug, Clone)]
+struct Wake {
+    id: u64,
+    kind: WakeKind,
+    requested: At,
+    /// Pods created before this second belong to an earlier wake.
+    floor: i64,
+    /// The `Queued` transition's second: the wake's identity when known.
+    queued: Option<i64>,
+    /// Which streams rose for this wake and fell again, and when the first fell.
+    fell: [bool; 2],
+    first_fall: Option<At>,
+    /// Set once recorded as failed; the wake stays until Knative gives up.
+    failed: Option<Failure>,
+    deadline_at: DateTime<Utc>,
+    /// When every stream wanted zero: an abort, once the grace has passed.
+    ending: Option<At>,
+    /// Something that only a wake makes (a `Queued` transition, a pod of its own) was
+    /// seen. A wake opened from a list or a replay without it is one stream showing an
+    /// older state than another, and is not recorded when it ends.
+    evidence: bool,
+}
+
+impl Wake {
+    fn start_second(&self) -> i64 {
+        self.queued.unwrap_or(self.requested.second())
     }
 }
 
-/// A pod created this soon after its revision is the revision's first.
-const INITIAL_POD_WITHIN_SECONDS: i64 = 5;
-
-/// What the machine needs to know about the revision's settings.
+/// The last wake that ended, to tell its late evidence from a new wake.
 #[derive(Debug, Clone, Copy)]
-pub struct Ctx {
-    pub thresholds: Thresholds,
-    /// Progress deadline + 30 s: when Knative gives up on a wake.
-    pub activation_timeout: Duration,
+struct Closed {
+    id: u64,
+    start_second: i64,
+    end_second: i64,
+    /// When it closed, by arrival; None when restored from the store.
+    closed: Option<Instant>,
+}
+
+/// One revision's wake state.
+#[derive(Debug, Clone, Default)]
+pub struct Machine {
+    deployment: Option<DeploymentSnap>,
+    pa: Option<Autoscaler>,
+    pods: Vec<Pod>,
+    /// Rises and falls seen since the last evaluation, in arrival order.
+    edges: Vec<(Stream, bool, At)>,
+    /// The wake each stream last rose for, and the wake that was current when it last fell.
+    claimed: [u64; 2],
+    fell_during: [u64; 2],
+    next_id: u64,
+    wake: Option<Box<Wake>>,
+    last: Option<Closed>,
+    /// The last failure, shown as `unavailable` until a new wake starts.
+    failure: Option<Failure>,
+    /// A pod of this revision served: its initial start is over.
+    served_before: bool,
+    /// Seen wanting zero pods before ever serving: its first rise is a wake.
+    seen_at_zero: bool,
+    /// Its Deployment was seen as created (generation 1) with replicas: an initial start.
+    born_at_scale: bool,
+    /// `serving_at` of the last served wake recorded, so a restart does not record it again.
+    last_recorded_serving: Option<DateTime<Utc>>,
+    recorded: VecDeque<i64>,
+    created: Option<DateTime<Utc>>,
+    /// The revision's creation, seen as it happened.
+    created_live: Option<At>,
 }
 
 impl Machine {
-    /// What the store knew before this process started.
-    pub fn restore(&mut self, last_served: Option<DateTime<Utc>>, initialized: bool) {
-        self.last_recorded_serving = last_served.max(self.last_recorded_serving);
-        self.initialized |= initialized;
-        self.recorded_nothing = false;
+    /// A wake the store already holds.
+    pub fn restore(&mut self, start_second: i64, outcome: Outcome, end: DateTime<Utc>) {
+        remember(&mut self.recorded, start_second);
+        if outcome == Outcome::Served {
+            self.served_before = true;
+            self.last_recorded_serving = self.last_recorded_serving.max(Some(end));
+        }
+        if self.last.is_none_or(|l| l.start_second < start_second) {
+            self.next_id += 1;
+            self.last = Some(Closed {
+                id: self.next_id,
+                start_second,
+                end_second: end.timestamp(),
+                closed: None,
+            });
+        }
     }
 
-    /// The Revision object was seen; `stamp.live` when it was just created.
-    pub fn revision_seen(&mut self, created: DateTime<Utc>, stamp: Stamp) {
-        if self.created.is_none() && stamp.live {
-            self.created_live = Some(At {
-                mono: stamp.mono,
-                wall: stamp.wall,
-                exact: true,
-            });
+    /// The Revision object was seen.
+    pub fn revision_seen(&mut self, created: DateTime<Utc>, stamp: Stamp, t: &Thresholds) {
+        if self.created.is_none() {
+            let at = At::date(stamp, Some(created), Side::Start, t.late_event_tolerance);
+            self.created_live = at.exact.then_some(at);
         }
         self.created = Some(created);
     }
 
-    pub fn set_replicas(&mut self, replicas: u32) {
-        self.replicas = Some(replicas);
+    pub fn set_deployment(&mut self, dep: DeploymentSnap, stamp: Stamp) {
+        let prev = self.deployment;
+        if prev.is_some_and(|p| dep.version != 0 && dep.version <= p.version) {
+            return; // a replay of what this stream already showed
+        }
+        match prev.map(|p| p.replicas) {
+            Some(0) if dep.replicas > 0 => self.edge(Stream::Deployment, true, stamp),
+            Some(n) if n > 0 && dep.replicas == 0 => self.edge(Stream::Deployment, false, stamp),
+            None if dep.generation == 1 && dep.replicas > 0 => self.born_at_scale = true,
+            _ => {}
+        }
+        if dep.replicas == 0 && !self.served_before {
+            self.seen_at_zero = true;
+        }
+        self.deployment = Some(dep);
     }
 
-    pub fn set_pa(&mut self, pa: PaSnap) {
-        self.initialized |= pa.initialized;
+    pub fn set_pa(&mut self, snap: PaSnap, stamp: Stamp, t: &Thresholds) {
+        if self
+            .pa
+            .as_ref()
+            .is_some_and(|p| snap.version != 0 && snap.version <= p.snap.version)
+        {
+            return; // a replay of what this stream already showed
+        }
+        let mut pa = self.pa.take().unwrap_or_default();
+        let before = pa.desired();
+        pa.update(snap, stamp, t);
+        match (before, pa.desired()) {
+            (Some(0), Some(n)) if n > 0 => {
+                let at = pa.queued.map_or(At::arrival(stamp), |(_, at)| at);
+                self.edges.push((Stream::Autoscaler, true, at));
+            }
+            (Some(b), Some(0)) if b > 0 => self.edge(Stream::Autoscaler, false, stamp),
+            _ => {}
+        }
+        let idle = pa
+            .snap
+            .active
+            .as_ref()
+            .is_some_and(|c| c.reason_is("NoTraffic"));
+        if pa.desired() == Some(0) && idle && !self.served_before {
+            self.seen_at_zero = true;
+        }
         self.pa = Some(pa);
     }
 
-    pub fn set_pod(&mut self, pod: PodSnap) {
-        match self.pods.iter_mut().find(|p| p.name == pod.name) {
-            Some(p) => *p = pod,
-            None => self.pods.push(pod),
+    pub fn set_pod(&mut self, snap: PodSnap, stamp: Stamp, t: &Thresholds) {
+        match self.pods.iter_mut().find(|p| p.snap.name == snap.name) {
+            Some(p) if snap.version != 0 && snap.version <= p.snap.version => {}
+            Some(p) => p.update(snap, stamp, t),
+            None => self.pods.push(Pod::new(snap, stamp, t)),
         }
     }
 
     pub fn remove_pod(&mut self, name: &str) {
-        self.pods.retain(|p| p.name != name);
+        self.pods.retain(|p| p.snap.name != name);
     }
 
-    /// Any of the three signals says Knative wants pods. They arrive on separate watches,
-    /// so the first to arrive starts a wake, and all must agree before it counts as over.
-    fn wants_pods(&self) -> bool {
-        let pa = self.pa.as_ref();
-        let desired = pa.and_then(|p| p.desired).is_some_and(|d| d > 0);
-        let queued = pa
-            .and_then(|p| p.active.as_ref())
-            .is_some_and(|c| c.is(CondStatus::Unknown) && c.reason_is("Queued"));
-        desired || queued || self.replicas.unwrap_or(0) > 0
+    fn edge(&mut self, stream: Stream, rise: bool, stamp: Stamp) {
+        self.edges.push((stream, rise, At::arrival(stamp)));
     }
 
-    fn pa_queued_since(&self) -> Option<DateTime<Utc>> {
-        let c = self.pa.as_ref()?.active.as_ref()?;
-        (c.is(CondStatus::Unknown) && c.reason_is("Queued"))
-            .then_some(c.since)
-            .flatten()
-    }
-
-    fn pa_timed_out(&self) -> bool {
-        self.pa
-            .as_ref()
-            .and_then(|pa| pa.active.as_ref())
-            .is_some_and(|c| c.is(CondStatus::False) && c.reason_is("TimedOut"))
-    }
-
-    /// The pod that made the revision serve: the first to become ready.
-    fn first_ready(&self) -> Option<&PodSnap> {
-        self.pods
-            .iter()
-            .filter(|p| p.serving())
-            .min_by_key(|p| p.ready.as_ref().and_then(|c| c.since))
-    }
-
-    /// Applies what is known now; returns a wake that ended.
-    pub fn evaluate(&mut self, stamp: Stamp, ctx: &Ctx) -> Option<Finished> {
-        let wanted = self.wanted;
-        self.wanted = self.wants_pods();
-        if self.wake.is_none() {
-            return self.evaluate_quiet(stamp, ctx, wanted);
-        }
-        let t = &ctx.thresholds;
-        let queued_since = self.pa_queued_since();
-        let ready = self.first_ready().map(|p| {
-            (
-                p.ready.as_ref().and_then(|c| c.since),
-                p.created.timestamp(),
-            )
-        });
-        let timed_out = self.pa_timed_out();
-        let wants = self.wants_pods();
-        let first = self
-            .pods
-            .iter()
-            .filter(|p| !p.deleting)
-            .map(|p| p.created.timestamp())
-            .min();
-        // Disjoint fields: the pods are read while the wake is changed.
-        let live_pods = &self.pods;
-        let w = self.wake.as_mut().expect("checked above");
-        if w.anchor.is_none() && w.kind == WakeKind::Wake {
-            w.anchor = queued_since.map(|s| s.timestamp());
-        }
-        w.evidence |= queued_since.is_some() || live_pods.iter().any(|p| !p.deleting);
-        // A start dated only by when a list arrived moves back to its first pod's creation,
-        // the earliest object timestamp of the wake.
-        if !w.requested.exact
-            && let Some(created) = live_pods
-                .iter()
-                .filter(|p| !p.deleting)
-                .map(|p| p.created)
-                .min()
-            && created < w.requested.wall
-        {
-            let back = (w.requested.wall - created).to_std().unwrap_or_default();
-            w.requested = At {
-                mono: w
-                    .requested
-                    .mono
-                    .checked_sub(back)
-                    .unwrap_or(w.requested.mono),
-                wall: created,
-                exact: false,
-            };
-        }
-        if w.scheduled.is_none()
-            && let Some(c) = live_pods
-                .iter()
-                .filter(|p| !p.deleting)
-                .filter_map(|p| p.scheduled.as_ref())
-                .find(|c| c.is(CondStatus::True))
-        {
-            w.scheduled = Some(At::of(stamp, c.since, t));
-        }
-        if w.running.is_none()
-            && let Some(started) =
-                live_pods
-                    .iter()
-                    .filter(|p| !p.deleting)
-                    .find_map(|p| match &p.container {
-                        Container::Running { started_at } => Some(*started_at),
-                        _ => None,
-                    })
-        {
-            w.running = Some(At::of(stamp, started, t));
-        }
-        if let Some((ready_since, first_pod_second)) = ready {
-            let serving = At::of(stamp, ready_since, t);
-            let wake = self.wake.take().expect("checked above");
-            self.initialized = true;
-            self.failure = None;
-            if wake.failed.is_some() {
-                return None; // already recorded as failed; it recovered on its own
-            }
-            self.last_recorded_serving = Some(serving.wall);
-            self.recorded_nothing = false;
-            return Some(finish(
-                &wake,
-                Outcome::Served,
-                serving,
-                None,
-                Some(first_pod_second),
-            ));
-        }
-        if w.failed.is_none() {
-            let failure = classify(live_pods, timed_out, w, stamp, t);
-            if let Some(failure) = failure {
-                let at = At {
-                    mono: stamp.mono,
-                    wall: stamp.wall,
-                    exact: stamp.live,
-                };
-                w.failed = Some(failure.clone());
-                let done = finish(w, Outcome::Failed, at, Some(failure.clone()), first);
-                self.failure = Some(failure);
-                return Some(done);
-            }
-        }
-        if wants {
-            let end = w.ending?;
-            // Knative wanted zero, then pods again: the first wake was aborted and this
-            // is a new one.
-            let wake = self.wake.take().expect("checked above");
-            let aborted = finish(&wake, Outcome::Aborted, end, None, first);
-            let _started = self.evaluate_quiet(stamp, ctx, false);
-            return Some(aborted);
-        }
-        if w.failed.is_some() {
-            self.wake = None;
-            return None;
-        }
-        let end = *w.ending.get_or_insert(At {
-            mono: stamp.mono,
-            wall: stamp.wall,
-            exact: stamp.live,
-        });
-        if stamp.mono.saturating_duration_since(end.mono) < ABORT_GRACE {
-            return None;
-        }
-        let wake = self.wake.take().expect("checked above");
-        if wake.inferred && !wake.evidence {
-            // Only a list's stale "pods wanted" ever suggested this wake, and nothing
-            // confirmed it: it was one watch behind another, not a wake.
-            return None;
-        }
-        Some(finish(&wake, Outcome::Aborted, end, None, first))
-    }
-
-    /// No wake in progress: start one, or notice a wake that happened unseen.
-    fn evaluate_quiet(&mut self, stamp: Stamp, ctx: &Ctx, wanted_before: bool) -> Option<Finished> {
-        let t = &ctx.thresholds;
-        let kind = if self.initialized {
-            WakeKind::Wake
-        } else {
-            WakeKind::Initial
-        };
-        if let Some(pod) = self.first_ready().cloned() {
-            // Serving. A ready pod newer than the last recorded wake came from a wake this
-            // process did not see: rebuild it from the pod's timestamps.
-            let unseen = self.last_recorded_serving.is_none_or(|l| pod.created > l);
-            self.failure = None;
-            let ready_at = pod.ready.as_ref().and_then(|c| c.since)?;
-            if !unseen {
-                self.initialized = true;
-                return None;
-            }
-            self.last_recorded_serving = Some(ready_at);
-            // Knative creates a revision's first pod at once; a pod that came within
-            // seconds of the revision, with nothing recorded before, was its initial start.
-            let initial = self
-                .created
-                .is_some_and(|c| (pod.created - c).num_seconds() <= INITIAL_POD_WITHIN_SECONDS)
-                && self.recorded_nothing;
-            let kind = if initial || !self.initialized {
-                WakeKind::Initial
+    /// Applies what is known at `now`; returns every wake that ended, in order.
+    pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
+        let mut out = Vec::new();
+        for (stream, rise, at) in std::mem::take(&mut self.edges) {
+            if rise {
+                self.rise(stream, at, now, ctx, &mut out);
             } else {
-                WakeKind::Wake
-            };
-            let start = match kind {
-                WakeKind::Initial => self.created.unwrap_or(pod.created),
-                WakeKind::Wake => pod.created,
-            };
-            let back = |ts: DateTime<Utc>| At {
-                mono: stamp
-                    .mono
-                    .checked_sub((stamp.wall - ts).to_std().unwrap_or_default())
-                    .unwrap_or(stamp.mono),
-                wall: ts,
-                exact: false,
-            };
-            let wake = Wake {
-                kind,
-                requested: back(start),
-                anchor: Some(start.timestamp()),
-                scheduled: pod.scheduled.as_ref().and_then(|c| c.since).map(back),
-                running: match &pod.container {
-                    Container::Running {
-                        started_at: Some(s),
-                    } => Some(back(*s)),
-                    _ => None,
-                },
-                trouble_since: None,
-                failed: None,
-                deadline_at: start + ctx.activation_timeout,
-                ending: None,
-                inferred: true,
-                evidence: true,
-            };
-            self.initialized = true;
-            self.recorded_nothing = false;
-            return Some(finish(
-                &wake,
-                Outcome::Served,
-                back(ready_at),
-                None,
-                Some(start.timestamp()),
-            ));
+                let s = stream as usize;
+                let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
+                self.fell_during[s] = current.unwrap_or(0);
+                let claimed = self.claimed[s];
+                if let Some(w) = self.wake.as_mut().filter(|w| claimed == w.id) {
+                    w.fell[s] = true;
+                    w.first_fall.get_or_insert(at);
+                }
+            }
         }
-        // A wake starts when Knative starts wanting pods. From a list the rise cannot be
-        // seen: wanting pods with none ready (and none being removed) is a wake underway.
-        let rising = self.wanted && !wanted_before;
-        let underway = !stamp.live && self.wanted && !self.pods.iter().any(|p| p.deleting);
-        if !(rising || underway) {
-            return None;
+        self.settle(now, ctx, &mut out);
+        out
+    }
+
+    /// A stream rose: joins the wake underway, echoes the last one, or starts a new one.
+    fn rise(&mut self, stream: Stream, at: At, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        let s = stream as usize;
+        if let Some(w) = self.wake.as_mut() {
+            if self.claimed[s] != w.id {
+                self.claimed[s] = w.id;
+                w.ending = None;
+                return;
+            }
+            if !w.fell[s] {
+                return; // rose twice: a relist merged the fall between, nothing to tell
+            }
+            // It rose and fell for this wake: this is the next wake.
+            let end = w.ending.unwrap_or(at);
+            self.close(None, end, now, out);
+        } else if let Some(l) = self.last
+            && self.claimed[s] < l.id
+            && self.fell_during[s] != l.id
+            && (l
+                .closed
+                .is_some_and(|c| at.mono.saturating_duration_since(c) < ECHO_WINDOW)
+                || self.pods.iter().any(|p| p.snap.serving()))
+        {
+            self.claimed[s] = l.id;
+            return;
         }
-        // A wake starts. Live, it is dated by this arrival; from a list, by the objects.
-        let object_start = match kind {
-            WakeKind::Initial => self.created,
-            WakeKind::Wake => self.pa_queued_since().or_else(|| {
-                self.pods
-                    .iter()
-                    .filter(|p| !p.deleting)
-                    .map(|p| p.created)
-                    .min()
-            }),
+        self.open(at, ctx);
+        self.claimed[s] = self.next_id;
+    }
+
+    fn open(&mut self, at: At, ctx: &Ctx) {
+        self.open_as(self.kind_of_new(None), at, ctx);
+    }
+
+    fn open_as(&mut self, kind: WakeKind, at: At, ctx: &Ctx) {
+        let requested = match kind {
+            WakeKind::Initial => self.created_at(at).unwrap_or(at),
+            WakeKind::Wake => at,
         };
-        let requested = match (kind, self.created_live) {
-            (WakeKind::Initial, Some(created)) => created,
-            _ => At::of(
-                stamp,
-                if stamp.live {
-                    self.pa_queued_since()
-                } else {
-                    object_start
-                },
-                t,
-            ),
-        };
-        let anchor = match kind {
-            WakeKind::Initial => self.created.map(|c| c.timestamp()),
-            WakeKind::Wake => self.pa_queued_since().map(|s| s.timestamp()),
-        };
+        self.next_id += 1;
         self.failure = None;
         self.wake = Some(Box::new(Wake {
+            id: self.next_id,
             kind,
             requested,
-            anchor,
-            scheduled: None,
-            running: None,
-            trouble_since: None,
+            floor: requested.second() - 1,
+            queued: None,
+            fell: [false; 2],
+            first_fall: None,
             failed: None,
             deadline_at: requested.wall + ctx.activation_timeout,
             ending: None,
-            inferred: !rising || !stamp.live,
-            evidence: false,
+            evidence: at.exact,
         }));
-        // The same snapshot may already show progress (a list merges states).
-        self.evaluate(stamp, ctx)
+    }
+
+    /// The revision's creation as a start, as seen from `at`'s clock.
+    fn created_at(&self, at: At) -> Option<At> {
+        self.created_live.or_else(|| {
+            let c = self.created?;
+            let back = (at.wall - c).to_std().unwrap_or_default();
+            Some(At {
+                mono: at.mono.checked_sub(back).unwrap_or(at.mono),
+                wall: c,
+                exact: false,
+            })
+        })
+    }
+
+    /// Whether a new period of wanting pods is a wake or the initial start; None when it
+    /// cannot be told yet. `pod_created` is the serving pod of a period seen only once
+    /// serving.
+    fn kind_of_new(&self, pod_created: Option<DateTime<Utc>>) -> WakeKind {
+        self.kind_if_known(pod_created).unwrap_or(WakeKind::Initial)
+    }
+
+    fn kind_if_known(&self, pod_created: Option<DateTime<Utc>>) -> Option<WakeKind> {
+        if self.served_before || self.seen_at_zero {
+            return Some(WakeKind::Wake);
+        }
+        if self.born_at_scale || self.created_live.is_some() {
+            return Some(WakeKind::Initial);
+        }
+        let near_creation = match (pod_created, self.created) {
+            (Some(p), Some(c)) => Some((p - c).num_seconds() <= INITIAL_POD_WITHIN_SECONDS),
+            _ => None,
+        };
+        match (self.deployment, near_creation) {
+            (_, Some(true)) => Some(WakeKind::Initial),
+            (_, Some(false)) => Some(WakeKind::Wake),
+            (Some(d), None) if d.generation > 1 => Some(WakeKind::Wake),
+            (None, None) if pod_created.is_some() => None,
+            _ if self.pa.as_ref().is_some_and(|p| p.snap.initialized) => Some(WakeKind::Wake),
+            _ => Some(WakeKind::Initial),
+        }
+    }
+
+    fn wants(&self) -> bool {
+        let dep = self.deployment.is_some_and(|d| d.replicas > 0);
+        let pa = self.pa.as_ref().is_some_and(|p| match p.desired() {
+            Some(d) => d > 0,
+            None => p.queued.is_some(),
+        });
+        dep || pa
+    }
+
+    /// The first pod to turn serving, and when.
+    fn first_ready(&self) -> Option<&Pod> {
+        self.pods
+            .iter()
+            .filter(|p| p.snap.serving())
+            .min_by_key(|p| p.snap.ready.as_ref().and_then(|c| c.since))
+    }
+
+    /// No rise explains what the objects show: a wake underway, or one already served.
+    fn settle_quiet(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        if let Some(pod) = self.first_ready() {
+            let created = pod.snap.created;
+            let ready = pod.ready;
+            let accounted = self.last_recorded_serving.is_some_and(|l| created <= l)
+                || self.last.is_some_and(|l| {
+                    (l.start_second - 1..=l.end_second).contains(&created.timestamp())
+                });
+            if accounted {
+                self.served_before = true;
+                self.failure = None;
+                return;
+            }
+            // Served while this process was not looking: rebuild it from timestamps.
+            let (Some(kind), Some(end)) = (self.kind_if_known(Some(created)), ready) else {
+                return; // the Revision or its Deployment will tell
+            };
+            self.open_as(kind, At::back_from(now, created), ctx);
+            return self.close(Some(Outcome::Served), end, now, out);
+        }
+        let after_last = |second: i64| self.last.is_none_or(|l| second > l.end_second);
+        let queued = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.queued)
+            .filter(|(since, _)| self.last.is_none_or(|l| since.timestamp() > l.start_second));
+        let pending = self
+            .pods
+            .iter()
+            .filter(|p| !p.snap.deleting && after_last(p.created_second()))
+            .map(|p| p.created)
+            .reduce(At::earliest);
+        let initial = self.kind_of_new(None) == WakeKind::Initial && self.wants();
+        let start = match (queued.map(|q| q.1), pending) {
+            (Some(q), Some(p)) => Some(q.earliest(p)),
+            (q, p) => q.or(p),
+        };
+        if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
+            self.open(start, ctx);
+        }
+    }
+
+    /// Moves the open wake on with what the objects show now.
+    fn settle(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        if self.wake.is_none() {
+            self.settle_quiet(now, ctx, out);
+        }
+        let Some(mut w) = self.wake.take() else {
+            return;
+        };
+        if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.queued)
+            && since.timestamp() >= w.requested.second() - 3
+            && self.last.is_none_or(|l| since.timestamp() > l.start_second)
+        {
+            w.queued.get_or_insert(since.timestamp());
+            w.evidence = true;
+            w.floor = w.floor.min(since.timestamp() - 1);
+            if !w.requested.exact || at.exact {
+                w.requested = w.requested.earliest(at);
+            }
+        }
+        if w.kind == WakeKind::Initial
+            && let Some(created) = self.created_at(w.requested)
+        {
+            w.requested = created;
+            w.floor = w.floor.min(created.second() - 1);
+        }
+        let floor = w.floor;
+        let mine = move |p: &&Pod| !p.snap.deleting && p.created_second() >= floor;
+        if !w.requested.exact
+            && let Some(first) = self
+                .pods
+                .iter()
+                .filter(mine)
+                .map(|p| p.created)
+                .reduce(At::earliest)
+        {
+            w.requested = w.requested.earliest(first);
+        }
+        let pa = self.pa.as_ref();
+        let served = self
+            .pods
+            .iter()
+            .filter(mine)
+            .filter_map(|p| p.ready)
+            .chain(pa.and_then(|p| {
+                let (since, at) = p.active?;
+                (since.timestamp() >= w.floor && p.actual().unwrap_or(0) > 0).then_some(at)
+            }))
+            .reduce(At::earliest);
+        if let Some(end) = served {
+            self.wake = Some(w);
+            return self.close(Some(Outcome::Served), end, now, out);
+        }
+        let timed_out = pa
+            .and_then(|p| p.timed_out)
+            .filter(|(since, _)| since.timestamp() > w.start_second());
+        if w.failed.is_none()
+            && let Some(f) = classify(
+                self.pods.iter().filter(mine),
+                timed_out.is_some(),
+                now.mono,
+                &ctx.thresholds,
+            )
+        {
+            let end = timed_out.map_or(At::arrival(now), |(_, at)| at);
+            let phases = self.phases(&w);
+            out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
+            self.failure = Some(f.clone());
+            w.failed = Some(f);
+        }
+        if self.wants() {
+            w.ending = None;
+            self.wake = Some(w);
+            return;
+        }
+        let ending = *w
+            .ending
+            .get_or_insert(w.first_fall.unwrap_or(At::arrival(now)));
+        self.wake = Some(w);
+        if now.mono.saturating_duration_since(ending.mono) >= ABORT_GRACE {
+            self.close(Some(Outcome::Aborted), ending, now, out);
+        }
+    }
+
+    /// Ends the open wake at `end`; records it with `outcome` unless it was already
+    /// recorded as failed.
+    fn close(&mut self, outcome: Option<Outcome>, end: At, now: Stamp, out: &mut Vec<Finished>) {
+        let Some(w) = self.wake.take() else { return };
+        let outcome = match (&w.failed, outcome) {
+            (Some(_), Some(Outcome::Served)) => {
+                // Recorded as failed; it recovered on its own.
+                self.served_before = true;
+                None
+            }
+            (Some(_), _) => None,
+            (None, o @ Some(Outcome::Served)) => o,
+            (None, _) if !w.evidence => None,
+            (None, o) => Some(o.unwrap_or(Outcome::Aborted)),
+        };
+        if let Some(outcome) = outcome {
+            let phases = self.phases(&w);
+            out.extend(self.finish(&w, outcome, end, None, phases));
+            if outcome == Outcome::Served {
+                self.served_before = true;
+                self.failure = None;
+                self.last_recorded_serving = Some(end.wall);
+            }
+        }
+        self.last = Some(Closed {
+            id: w.id,
+            start_second: w.start_second().min(w.requested.second()),
+            end_second: end.second(),
+            closed: Some(now.mono),
+        });
+    }
+
+    /// When the wake's first pod was scheduled and started running.
+    fn phases(&self, w: &Wake) -> (Option<At>, Option<At>) {
+        let mine = || self.pods.iter().filter(|p| p.created_second() >= w.floor);
+        (
+            mine().filter_map(|p| p.scheduled).reduce(At::earliest),
+            mine().filter_map(|p| p.running).reduce(At::earliest),
+        )
+    }
+
+    fn finish(
+        &mut self,
+        w: &Wake,
+        outcome: Outcome,
+        end: At,
+        failure: Option<Failure>,
+        (scheduled, running): (Option<At>, Option<At>),
+    ) -> Option<Finished> {
+        let start_second = w.start_second();
+        if self.recorded.contains(&start_second) {
+            return None; // recorded before a restart or a relist
+        }
+        remember(&mut self.recorded, start_second);
+        let served = outcome == Outcome::Served;
+        let start = w.requested;
+        Some(Finished {
+            kind: w.kind,
+            outcome,
+            requested_at: start.wall,
+            start_second,
+            serving_at: served.then_some(end.wall),
+            // Known to the millisecond, or an upper bound: never 0.
+            duration_ms: end.ms_since(&start).max(1),
+            phases: PhaseDurations {
+                provisioning_ms: scheduled.map(|s| s.ms_since(&start)),
+                pulling_image_ms: scheduled.zip(running).map(|(s, r)| r.ms_since(&s)),
+                starting_ms: running.filter(|_| served).map(|r| end.ms_since(&r)),
+            },
+            precision: if start.exact && end.exact {
+                Precision::Ms
+            } else {
+                Precision::S
+            },
+            failure,
+        })
     }
 
     /// Where the revision stands, for the runtime read.
     pub fn summary(&self) -> Summary {
-        let serving = self.pods.iter().filter(|p| p.serving()).count();
-        let serving_since = self
-            .pods
+        let serving: Vec<&Pod> = self.pods.iter().filter(|p| p.snap.serving()).collect();
+        let serving_since = serving
             .iter()
-            .filter(|p| p.serving())
-            .filter_map(|p| p.ready.as_ref()?.since)
+            .filter_map(|p| p.snap.ready.as_ref()?.since)
             .min();
         let pa = self.pa.as_ref();
         let desired = pa
-            .and_then(|p| p.desired)
-            .filter(|d| *d >= 0)
-            .map_or(self.replicas.unwrap_or(0), |d| d as u32);
+            .and_then(Autoscaler::desired)
+            .unwrap_or(self.deployment.map_or(0, |d| d.replicas));
         let actual = pa
-            .and_then(|p| p.actual)
-            .filter(|a| *a >= 0)
-            .map_or(serving as u32, |a| a as u32);
+            .and_then(Autoscaler::actual)
+            .unwrap_or(serving.len() as u32);
         let (phase, wake) = match &self.wake {
-            Some(w) if w.failed.is_some() => {
-                (Phase::Failed, Some((w.requested.wall, w.deadline_at)))
-            }
             Some(w) => {
-                let phase = if w.running.is_some() {
+                let (scheduled, running) = self.phases(w);
+                let phase = if w.failed.is_some() {
+                    Phase::Failed
+                } else if running.is_some() {
                     Phase::Starting
-                } else if w.scheduled.is_some() {
+                } else if scheduled.is_some() {
                     Phase::PullingImage
                 } else {
                     Phase::Provisioning
                 };
                 (phase, Some((w.requested.wall, w.deadline_at)))
             }
-            None if serving > 0 => (Phase::Serving, None),
+            None if !serving.is_empty() => (Phase::Serving, None),
             None if self.failure.is_some() => (Phase::Failed, None),
             None => (Phase::Idle, None),
         };
@@ -565,103 +653,21 @@ impl Machine {
         }
     }
 
-    /// Whether a wake is being timed, for ticks.
+    /// Whether a wake is open, so time passing can end it.
     pub fn waking(&self) -> bool {
-        self.wake.as_ref().is_some_and(|w| w.failed.is_none())
+        self.wake.is_some()
+    }
+
+    /// Whether `start_second` was recorded for this revision.
+    pub fn recorded(&self, start_second: i64) -> bool {
+        self.recorded.contains(&start_second)
     }
 }
 
-/// Why a wake in progress has failed, if it has.
-fn classify(
-    pods: &[PodSnap],
-    timed_out: bool,
-    w: &mut Wake,
-    stamp: Stamp,
-    t: &Thresholds,
-) -> Option<Failure> {
-    let mut trouble = None;
-    for p in pods.iter().filter(|p| !p.deleting) {
-        if let Container::Waiting { reason, message } = &p.container {
-            if FATAL_WAITING.contains(&reason.as_str()) {
-                return Some(Failure {
-                    reason: reason.clone(),
-                    message: message.clone().unwrap_or_default(),
-                });
-            }
-            if PULL_ERRORS.contains(&reason.as_str()) {
-                trouble = Some((
-                    t.image_pull_failure_after,
-                    reason.clone(),
-                    message.clone().unwrap_or_default(),
-                ));
-            }
-        }
-        if let Some(c) = &p.scheduled
-            && c.is(CondStatus::False)
-        {
-            let reason = c.reason.clone().unwrap_or_else(|| "Unschedulable".into());
-            trouble = Some((
-                t.unschedulable_failure_after,
-                reason,
-                c.message.clone().unwrap_or_default(),
-            ));
-        }
-    }
-    if timed_out {
-        let (reason, message) = trouble.map(|(_, r, m)| (r, m)).unwrap_or_else(|| {
-            (
-                "TimedOut".into(),
-                "The target could not be activated.".into(),
-            )
-        });
-        return Some(Failure { reason, message });
-    }
-    match trouble {
-        Some((after, reason, message)) => {
-            let since = *w.trouble_since.get_or_insert(stamp.mono);
-            (stamp.mono.saturating_duration_since(since) >= after)
-                .then_some(Failure { reason, message })
-        }
-        None => {
-            w.trouble_since = None;
-            None
-        }
-    }
-}
-
-fn finish(
-    w: &Wake,
-    outcome: Outcome,
-    end: At,
-    failure: Option<Failure>,
-    first_pod: Option<i64>,
-) -> Finished {
-    let served = outcome == Outcome::Served;
-    let phases = PhaseDurations {
-        provisioning_ms: w.scheduled.map(|s| s.ms_since(&w.requested)),
-        pulling_image_ms: match (w.scheduled, w.running) {
-            (Some(s), Some(r)) => Some(r.ms_since(&s)),
-            _ => None,
-        },
-        starting_ms: match (w.running, served) {
-            (Some(r), true) => Some(end.ms_since(&r)),
-            _ => None,
-        },
-    };
-    let exact = w.requested.exact && end.exact;
-    Finished {
-        kind: w.kind,
-        outcome,
-        requested_at: w.requested.wall,
-        start_second: w
-            .anchor
-            .or(first_pod)
-            .unwrap_or(w.requested.wall.timestamp()),
-        serving_at: served.then_some(end.wall),
-        duration_ms: end.ms_since(&w.requested),
-        phases,
-        precision: if exact { Precision::Ms } else { Precision::S },
-        failure,
+fn remember(keys: &mut VecDeque<i64>, second: i64) {
+    keys.push_back(second);
+    while keys.len() > REMEMBERED_KEYS {
+        keys.pop_front();
     }
 }
 

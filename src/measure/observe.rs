@@ -6,26 +6,50 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 
-/// When an observation arrived, and whether it arrived as it happened.
+/// How an observation reached the watcher: a transport fact, reported by the watch layer.
+/// Whether the arrival can date the change is decided in one place,
+/// [`crate::measure::machine`]'s dating, from this and the object's own timestamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// Part of a (re)list: the object's current state, changed at some earlier time.
+    Listed,
+    /// A watch event streamed as it happened.
+    Watched,
+    /// A watch event in the burst that follows a reconnect: it happened while the watch
+    /// was down, so its arrival is later than the change.
+    Resumed,
+}
+
+/// When an observation arrived, and how.
 #[derive(Debug, Clone, Copy)]
 pub struct Stamp {
     /// Monotonic arrival time: durations are measured with it.
     pub mono: Instant,
     /// Wall-clock arrival time: `requested_at` is taken from it.
     pub wall: DateTime<Utc>,
-    /// False for objects from a (re)list: the change happened at some unknown earlier
-    /// time, so only object timestamps can date it.
-    pub live: bool,
+    pub via: Via,
 }
 
 impl Stamp {
-    pub fn now(live: bool) -> Self {
+    pub fn now(via: Via) -> Self {
         Self {
             mono: Instant::now(),
             wall: Utc::now(),
-            live,
+            via,
         }
     }
+
+    /// Streamed as it happened (not yet checked against the object's timestamps).
+    pub fn streamed(&self) -> bool {
+        self.via == Via::Watched
+    }
+}
+
+/// An object's `resourceVersion` as a number: within one object it only grows, which is
+/// the one order the API guarantees. 0 when the server's versions are not numbers, and
+/// then every observation counts as new.
+pub fn version_number(rv: Option<&str>) -> u64 {
+    rv.and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +100,8 @@ pub enum Container {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PodSnap {
     pub name: String,
+    /// `resourceVersion`, see [`version_number`].
+    pub version: u64,
     pub created: DateTime<Utc>,
     /// Has a `deletionTimestamp`: terminating, never counts as serving.
     pub deleting: bool,
@@ -100,12 +126,26 @@ impl PodSnap {
 /// A PodAutoscaler.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PaSnap {
-    /// `status.desiredScale`; negative means unknown.
+    /// `resourceVersion`, see [`version_number`].
+    pub version: u64,
+    /// `status.desiredScale`; absent (status not written yet) or negative means unknown.
     pub desired: Option<i32>,
     pub actual: Option<i32>,
     pub active: Option<Cond>,
     /// `ScaleTargetInitialized=True`: the revision served at least once.
     pub initialized: bool,
+}
+
+/// A revision's Deployment: the autoscaler's scale target.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DeploymentSnap {
+    /// `resourceVersion`, see [`version_number`].
+    pub version: u64,
+    /// `spec.replicas`.
+    pub replicas: u32,
+    /// `metadata.generation`: 1 until its spec (the scale) first changes, so a Deployment
+    /// at generation 1 shows the replicas it was created with.
+    pub generation: i64,
 }
 
 /// A revision's identity and settings.
@@ -148,7 +188,7 @@ pub enum Observation {
     },
     Deployment {
         revision_uid: String,
-        replicas: u32,
+        dep: DeploymentSnap,
     },
     Autoscaler {
         revision_uid: String,

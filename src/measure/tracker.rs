@@ -4,7 +4,7 @@
 //! release facts (for the book). It is single-threaded by design: one task feeds it, in
 //! the order the watchers delivered, so no lock is ever held across the measuring.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 
@@ -18,10 +18,7 @@ use super::view::{
     ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
     WakeProgress,
 };
-use super::wake::{Outcome, WakeRecord};
-
-/// How many recent start seconds a revision remembers to refuse duplicates.
-const REMEMBERED_KEYS: usize = 16;
+use super::wake::WakeRecord;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrackerSettings {
@@ -40,7 +37,6 @@ struct Rev {
     knobs: Option<Knobs>,
     machine: Machine,
     stats: RevisionStats,
-    recorded: VecDeque<i64>,
 }
 
 /// What one observation produced.
@@ -115,11 +111,10 @@ impl Tracker {
                 rev.name = w.revision.clone();
             }
             rev.stats.restore_wake(w, &self.settings.window, now);
-            remember(&mut rev.recorded, w.start_second);
-            let served = (w.outcome == Outcome::Served)
-                .then_some(w.serving_at)
-                .flatten();
-            rev.machine.restore(served, w.outcome == Outcome::Served);
+            let end = w
+                .serving_at
+                .unwrap_or(w.requested_at + chrono::Duration::milliseconds(w.duration_ms as i64));
+            rev.machine.restore(w.start_second, w.outcome, end);
         }
         for (uid, series, bucket, h) in histograms {
             self.revisions
@@ -180,31 +175,30 @@ impl Tracker {
                 }
                 return out;
             }
-            Observation::Deployment {
-                revision_uid,
-                replicas,
-            } => {
+            Observation::Deployment { revision_uid, dep } => {
                 self.revisions
                     .entry(revision_uid.clone())
                     .or_default()
                     .machine
-                    .set_replicas(replicas);
+                    .set_deployment(dep, stamp);
                 revision_uid
             }
             Observation::Autoscaler { revision_uid, pa } => {
+                let t = self.settings.thresholds;
                 self.revisions
                     .entry(revision_uid.clone())
                     .or_default()
                     .machine
-                    .set_pa(pa);
+                    .set_pa(pa, stamp, &t);
                 revision_uid
             }
             Observation::Pod { revision_uid, pod } => {
+                let t = self.settings.thresholds;
                 self.revisions
                     .entry(revision_uid.clone())
                     .or_default()
                     .machine
-                    .set_pod(pod);
+                    .set_pod(pod, stamp, &t);
                 revision_uid
             }
             Observation::PodGone { revision_uid, name } => {
@@ -222,7 +216,8 @@ impl Tracker {
 
     fn revision_seen(&mut self, r: RevisionSnap, stamp: Stamp) -> String {
         let rev = self.revisions.entry(r.uid.clone()).or_default();
-        rev.machine.revision_seen(r.created, stamp);
+        rev.machine
+            .revision_seen(r.created, stamp, &self.settings.thresholds);
         rev.name = r.name.clone();
         rev.namespace = r.namespace.clone();
         rev.service = r.service.clone();
@@ -257,19 +252,18 @@ impl Tracker {
         // Any observation may change what the release looks like; unchanged facts are
         // filtered by their fingerprint before they reach the book.
         self.dirty.insert(service.clone());
-        let Some(f) = finished else { return };
-        if rev.recorded.contains(&f.start_second) {
-            return; // recorded before a restart or a relist
+        if finished.is_empty() {
+            return;
         }
-        remember(&mut rev.recorded, f.start_second);
         let rev = self.revisions.get(uid).expect("looked up above");
         let release = self.release_of(rev);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
-        let record = to_record(f, release, rev, uid);
-        out.histograms
-            .extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
-        out.wakes.push(record);
-        self.dirty.insert(service.clone());
+        for f in finished {
+            let record = to_record(f, release.clone(), rev, uid);
+            out.histograms
+                .extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
+            out.wakes.push(record);
+        }
         self.dirty_reports.insert(service);
     }
 
@@ -488,13 +482,6 @@ fn fingerprint(f: &ReleaseFacts) -> u64 {
     .expect("plain data");
     bytes.hash(&mut h);
     h.finish()
-}
-
-fn remember(keys: &mut VecDeque<i64>, second: i64) {
-    keys.push_back(second);
-    while keys.len() > REMEMBERED_KEYS {
-        keys.pop_front();
-    }
 }
 
 fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::persist::{self, Write};
 use crate::measure::facts::FactsBook;
-use crate::measure::observe::Stamp;
+use crate::measure::observe::{Stamp, Via};
 use crate::measure::stats::WindowSettings;
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
 use crate::measure::wake::{Outcome, WakeRecord};
@@ -35,31 +35,11 @@ pub struct EngineSettings {
     pub kubeconfig: Option<PathBuf>,
 }
 
-/// After a watch error, the events a resumed watch replays arrive in one burst, long after
-/// they happened: for this long after the first event of a resumed watch, arrivals are not
-/// taken as the time of the change.
-const REPLAY_BURST: Duration = Duration::from_millis(250);
-
 #[derive(Default)]
 struct KindHealth {
     listed: bool,
     last_ok: Option<Instant>,
     last_err: Option<Instant>,
-    replay_until: Option<Instant>,
-}
-
-impl KindHealth {
-    /// Notes an event; returns false when it may be a replay.
-    fn event(&mut self, now: Instant) -> bool {
-        let resumed = self
-            .last_err
-            .is_some_and(|e| self.last_ok.is_none_or(|ok| ok < e));
-        if resumed {
-            self.replay_until = Some(now + REPLAY_BURST);
-        }
-        self.last_ok = Some(now);
-        self.replay_until.is_none_or(|until| now >= until)
-    }
 }
 
 impl KindHealth {
@@ -119,9 +99,9 @@ impl Engine {
         loop {
             let output = tokio::select! {
                 feed = rx.recv() => match feed {
-                    Some(Feed::Observed(kind, obs, mut stamp)) => {
-                        if let Some(h) = health.get_mut(kind) && !h.event(Instant::now()) {
-                            stamp.live = false;
+                    Some(Feed::Observed(kind, obs, stamp)) => {
+                        if let Some(h) = health.get_mut(kind) {
+                            h.last_ok = Some(Instant::now());
                         }
                         tracker.apply(*obs, stamp)
                     }
@@ -132,7 +112,7 @@ impl Engine {
                         }
                         if !tracker.is_synced() && health.values().all(|h| h.listed) {
                             tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
-                            let out = tracker.mark_synced(Stamp::now(false));
+                            let out = tracker.mark_synced(Stamp::now(Via::Listed));
                             self.book.watch_heard(Utc::now());
                             self.synced.send_replace(true);
                             out
@@ -157,7 +137,7 @@ impl Engine {
                     } else {
                         self.book.watch_lost();
                     }
-                    tracker.tick(Stamp::now(true))
+                    tracker.tick(Stamp::now(Via::Watched))
                 }
                 () = shutdown.cancelled() => break,
             };

@@ -6,7 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::types::{self, Condition, Conditions};
 use crate::measure::observe::{
-    Cond, CondStatus, Container, Observation, PaSnap, PodSnap, RevisionSnap, ServiceSnap,
+    Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, RevisionSnap,
+    ServiceSnap, version_number,
 };
 
 pub const REVISION_UID_LABEL: &str = "serving.knative.dev/revisionUID";
@@ -113,6 +114,7 @@ pub fn autoscaler(pa: &types::PodAutoscaler) -> Option<Observation> {
     Some(Observation::Autoscaler {
         revision_uid: label(&pa.metadata, REVISION_UID_LABEL)?.to_owned(),
         pa: PaSnap {
+            version: version_number(pa.metadata.resource_version.as_deref()),
             desired: status.desired_scale,
             actual: status.actual_scale,
             active: get(&status.conditions, "Active"),
@@ -125,7 +127,11 @@ pub fn autoscaler(pa: &types::PodAutoscaler) -> Option<Observation> {
 pub fn deployment(d: &types::Deployment) -> Option<Observation> {
     Some(Observation::Deployment {
         revision_uid: label(&d.metadata, REVISION_UID_LABEL)?.to_owned(),
-        replicas: d.spec.replicas.unwrap_or(1).max(0) as u32,
+        dep: DeploymentSnap {
+            version: version_number(d.metadata.resource_version.as_deref()),
+            replicas: d.spec.replicas.unwrap_or(1).max(0) as u32,
+            generation: d.metadata.generation.unwrap_or(0),
+        },
     })
 }
 
@@ -183,6 +189,7 @@ pub fn pod(p: &types::Pod) -> Option<(String, PodSnap)> {
         uid,
         PodSnap {
             name: name(meta),
+            version: version_number(meta.resource_version.as_deref()),
             created: meta
                 .creation_timestamp
                 .as_ref()

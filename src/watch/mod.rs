@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::measure::observe::{Observation, Stamp};
+use crate::measure::observe::{Observation, Stamp, Via};
 use convert::REVISION_UID_LABEL;
 
 /// Errors of the watch layer.
@@ -227,6 +227,7 @@ async fn run<K, F>(
     let mut known: HashMap<String, Observation> = HashMap::new();
     let mut listing: Option<HashSet<String>> = None;
     let mut failures: u64 = 0;
+    let mut replay = Replay::default();
     loop {
         let item = tokio::select! {
             item = stream.next() => item,
@@ -244,7 +245,7 @@ async fn run<K, F>(
                             l.insert(key);
                         }
                     }
-                    out.push(Feed::Observed(kind, Box::new(obs), Stamp::now(false)));
+                    out.push(Feed::Observed(kind, Box::new(obs), Stamp::now(Via::Listed)));
                 }
             }
             Ok(Event::Apply(o)) => {
@@ -252,14 +253,14 @@ async fn run<K, F>(
                     if let (Some(g), false) = (gone, key.is_empty()) {
                         known.insert(key, g);
                     }
-                    out.push(Feed::Observed(kind, Box::new(obs), Stamp::now(true)));
+                    out.push(Feed::Observed(kind, Box::new(obs), replay.stamp()));
                 }
             }
             Ok(Event::Delete(o)) => {
                 if let Some((key, _, gone)) = convert(&o) {
                     known.remove(&key);
                     if let Some(g) = gone {
-                        out.push(Feed::Observed(kind, Box::new(g), Stamp::now(true)));
+                        out.push(Feed::Observed(kind, Box::new(g), replay.stamp()));
                     }
                 }
             }
@@ -272,15 +273,17 @@ async fn run<K, F>(
                         .collect();
                     for key in missing {
                         if let Some(g) = known.remove(&key) {
-                            out.push(Feed::Observed(kind, Box::new(g), Stamp::now(false)));
+                            out.push(Feed::Observed(kind, Box::new(g), Stamp::now(Via::Listed)));
                         }
                     }
                 }
                 failures = 0;
+                replay = Replay::default();
                 out.push(Feed::Listed(kind));
             }
             Err(e) => {
                 failures += 1;
+                replay.failed();
                 // The first failure of a run is worth a warning; the retries are noise.
                 if failures == 1 {
                     tracing::warn!(kind, error = %e, "watch failed; retrying with backoff");
@@ -294,6 +297,36 @@ async fn run<K, F>(
             if tx.send(feed).await.is_err() {
                 return; // the engine is gone: shutting down
             }
+        }
+    }
+}
+
+/// After a watch error, kube-rs resumes the watch from the last version it saw, and the
+/// server sends what changed meanwhile in one burst, long after it happened. Events of
+/// that burst are [`Via::Resumed`]: their arrival does not date their change.
+#[derive(Debug, Default)]
+struct Replay {
+    failed: bool,
+    until: Option<std::time::Instant>,
+}
+
+/// How long the burst after a resumed watch lasts.
+const REPLAY_BURST: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl Replay {
+    fn failed(&mut self) {
+        self.failed = true;
+        self.until = None;
+    }
+
+    fn stamp(&mut self) -> Stamp {
+        let now = std::time::Instant::now();
+        if std::mem::take(&mut self.failed) {
+            self.until = Some(now + REPLAY_BURST);
+        }
+        match self.until {
+            Some(until) if now < until => Stamp::now(Via::Resumed),
+            _ => Stamp::now(Via::Watched),
         }
     }
 }

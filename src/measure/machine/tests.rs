@@ -1,39 +1,16 @@
-//! The state machine on hand-made snapshot sequences.
+//! The state machine on hand-made sequences, each a case FACTS.md §f says a real cluster
+//! produces. The generated orderings are in `tests/orderings.rs`.
 
 use super::*;
-use crate::measure::observe::Cond;
+use crate::measure::observe::{Cond, CondStatus, Container, Via};
 use chrono::TimeZone;
 
-struct Clock {
+/// A machine fed by hand: each call is one observation arriving `ms` after the start.
+struct Feed {
+    m: Machine,
     mono: Instant,
     wall: DateTime<Utc>,
-}
-
-impl Clock {
-    fn new() -> Self {
-        Self {
-            mono: Instant::now(),
-            wall: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
-        }
-    }
-    /// A live arrival `ms` after the start.
-    fn at(&self, ms: u64) -> Stamp {
-        Stamp {
-            mono: self.mono + Duration::from_millis(ms),
-            wall: self.wall + chrono::Duration::milliseconds(ms as i64),
-            live: true,
-        }
-    }
-    fn listed(&self, ms: u64) -> Stamp {
-        Stamp {
-            live: false,
-            ..self.at(ms)
-        }
-    }
-    fn second(&self, ms: u64) -> DateTime<Utc> {
-        let t = self.wall + chrono::Duration::milliseconds(ms as i64);
-        Utc.timestamp_opt(t.timestamp(), 0).unwrap()
-    }
+    version: u64,
 }
 
 fn ctx() -> Ctx {
@@ -56,188 +33,213 @@ fn cond(status: CondStatus, reason: Option<&str>, since: DateTime<Utc>) -> Cond 
     }
 }
 
-fn pa(desired: i32, actual: i32, active: Cond) -> PaSnap {
-    PaSnap {
-        desired: Some(desired),
-        actual: Some(actual),
-        active: Some(active),
-        initialized: true,
+impl Feed {
+    fn new() -> Self {
+        Self {
+            m: Machine::default(),
+            mono: Instant::now(),
+            wall: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
+            version: 0,
+        }
+    }
+
+    fn stamp(&self, ms: u64, via: Via) -> Stamp {
+        Stamp {
+            mono: self.mono + Duration::from_millis(ms),
+            wall: self.wall + chrono::Duration::milliseconds(ms as i64),
+            via,
+        }
+    }
+
+    /// The whole second `ms` falls in, as an object timestamp.
+    fn second(&self, ms: u64) -> DateTime<Utc> {
+        let t = self.wall + chrono::Duration::milliseconds(ms as i64);
+        Utc.timestamp_opt(t.timestamp(), 0).unwrap()
+    }
+
+    fn v(&mut self) -> u64 {
+        self.version += 1;
+        self.version
+    }
+
+    fn dep(&mut self, replicas: u32, generation: i64, ms: u64, via: Via) -> Vec<Finished> {
+        let dep = DeploymentSnap {
+            version: self.v(),
+            replicas,
+            generation,
+        };
+        self.m.set_deployment(dep, self.stamp(ms, via));
+        self.eval(ms, via)
+    }
+
+    fn pa(&mut self, desired: i32, actual: i32, active: Cond, ms: u64, via: Via) -> Vec<Finished> {
+        let snap = PaSnap {
+            version: self.v(),
+            desired: Some(desired),
+            actual: Some(actual),
+            active: Some(active),
+            initialized: true,
+        };
+        self.m.set_pa(snap, self.stamp(ms, via), &ctx().thresholds);
+        self.eval(ms, via)
+    }
+
+    fn queued(&mut self, at_ms: u64, ms: u64, via: Via) -> Vec<Finished> {
+        let c = cond(CondStatus::Unknown, Some("Queued"), self.second(at_ms));
+        self.pa(1, 0, c, ms, via)
+    }
+
+    fn no_traffic(&mut self, at_ms: u64, ms: u64, via: Via) -> Vec<Finished> {
+        let c = cond(CondStatus::False, Some("NoTraffic"), self.second(at_ms));
+        self.pa(0, 0, c, ms, via)
+    }
+
+    fn pod(&mut self, mut p: PodSnap, ms: u64, via: Via) -> Vec<Finished> {
+        p.version = self.v();
+        self.m.set_pod(p, self.stamp(ms, via), &ctx().thresholds);
+        self.eval(ms, via)
+    }
+
+    fn eval(&mut self, ms: u64, via: Via) -> Vec<Finished> {
+        self.m.evaluate(self.stamp(ms, via), &ctx())
+    }
+
+    fn new_pod(&self, name: &str, created_ms: u64) -> PodSnap {
+        PodSnap {
+            name: name.into(),
+            version: 0,
+            created: self.second(created_ms),
+            deleting: false,
+            running: false,
+            scheduled: None,
+            ready: None,
+            container: Container::Absent,
+            restarts: 0,
+            last_exit_code: None,
+        }
+    }
+
+    fn ready_pod(&self, name: &str, created_ms: u64, ready_ms: u64) -> PodSnap {
+        PodSnap {
+            running: true,
+            container: Container::Running {
+                started_at: Some(self.second(created_ms)),
+            },
+            ready: Some(cond(CondStatus::True, None, self.second(ready_ms))),
+            ..self.new_pod(name, created_ms)
+        }
+    }
+
+    /// A revision that served long ago and sits at zero, as the first lists show it.
+    fn idle() -> Self {
+        let mut f = Self::new();
+        let stamp = f.stamp(0, Via::Listed);
+        f.m.revision_seen(f.second(0) - chrono::Duration::days(1), stamp, &ctx().thresholds);
+        f.dep(0, 7, 0, Via::Listed);
+        assert!(f.no_traffic(0, 0, Via::Listed).is_empty());
+        f.m.served_before = true;
+        assert_eq!(f.m.summary().phase, Phase::Idle);
+        f
     }
 }
 
-fn pod(created: DateTime<Utc>) -> PodSnap {
-    PodSnap {
-        name: "p1".into(),
-        created,
-        deleting: false,
-        running: false,
-        scheduled: None,
-        ready: None,
-        container: Container::Absent,
-        restarts: 0,
-        last_exit_code: None,
-    }
-}
-
-/// An idle, initialized revision.
-fn idle(c: &Clock) -> Machine {
-    let mut m = Machine::default();
-    m.revision_seen(c.second(0) - chrono::Duration::days(1), c.listed(0));
-    m.set_replicas(0);
-    m.set_pa(pa(
-        0,
-        0,
-        cond(CondStatus::False, Some("NoTraffic"), c.second(0)),
-    ));
-    assert!(m.evaluate(c.listed(0), &ctx()).is_none());
-    assert_eq!(m.summary().phase, Phase::Idle);
-    m
+fn one(mut done: Vec<Finished>) -> Finished {
+    assert_eq!(done.len(), 1, "{done:#?}");
+    done.remove(0)
 }
 
 #[test]
 fn a_live_wake_is_timed_by_arrivals() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_replicas(1);
-    assert!(m.evaluate(c.at(1_000), &ctx()).is_none());
-    assert_eq!(m.summary().phase, Phase::Provisioning);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    assert!(m.evaluate(c.at(1_004), &ctx()).is_none());
-    let mut p = pod(c.second(1_020));
-    m.set_pod(p.clone());
-    m.evaluate(c.at(1_030), &ctx());
-    p.scheduled = Some(cond(CondStatus::True, None, c.second(1_250)));
+    let mut f = Feed::idle();
+    assert!(f.dep(1, 8, 1_000, Via::Watched).is_empty());
+    assert_eq!(f.m.summary().phase, Phase::Provisioning);
+    f.queued(1_000, 1_004, Via::Watched);
+    let mut p = f.new_pod("p1", 1_020);
+    f.pod(p.clone(), 1_030, Via::Watched);
+    p.scheduled = Some(cond(CondStatus::True, None, f.second(1_250)));
     p.container = Container::Waiting {
         reason: "ContainerCreating".into(),
         message: None,
     };
-    m.set_pod(p.clone());
-    m.evaluate(c.at(1_250), &ctx());
-    assert_eq!(m.summary().phase, Phase::PullingImage);
+    f.pod(p.clone(), 1_250, Via::Watched);
+    assert_eq!(f.m.summary().phase, Phase::PullingImage);
     p.running = true;
     p.container = Container::Running {
-        started_at: Some(c.second(2_100)),
+        started_at: Some(f.second(2_100)),
     };
-    m.set_pod(p.clone());
-    m.evaluate(c.at(2_100), &ctx());
-    assert_eq!(m.summary().phase, Phase::Starting);
-    p.ready = Some(cond(CondStatus::True, None, c.second(2_600)));
-    m.set_pod(p);
-    let done = m.evaluate(c.at(2_600), &ctx()).expect("served");
+    f.pod(p.clone(), 2_100, Via::Watched);
+    assert_eq!(f.m.summary().phase, Phase::Starting);
+    p.ready = Some(cond(CondStatus::True, None, f.second(2_600)));
+    let done = one(f.pod(p, 2_600, Via::Watched));
     assert_eq!(done.outcome, Outcome::Served);
     assert_eq!(done.kind, WakeKind::Wake);
     assert_eq!(done.duration_ms, 1_600);
     assert_eq!(done.precision, Precision::Ms);
-    assert_eq!(done.start_second, c.second(1_000).timestamp());
+    assert_eq!(done.start_second, f.second(1_000).timestamp());
     assert_eq!(done.phases.provisioning_ms, Some(250));
     assert_eq!(done.phases.pulling_image_ms, Some(850));
     assert_eq!(done.phases.starting_ms, Some(500));
-    assert_eq!(m.summary().phase, Phase::Serving);
-    // The same ready pod again (a relist) records nothing.
-    assert!(m.evaluate(c.listed(9_000), &ctx()).is_none());
+    assert_eq!(f.m.summary().phase, Phase::Serving);
+    assert!(f.eval(9_000, Via::Listed).is_empty(), "a relist records nothing");
 }
 
 #[test]
 fn desired_back_to_zero_before_ready_is_an_abort() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.evaluate(c.at(1_000), &ctx());
-    m.set_pa(pa(
-        0,
-        0,
-        cond(CondStatus::False, Some("NoTraffic"), c.second(3_000)),
-    ));
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
     assert!(
-        m.evaluate(c.at(3_000), &ctx()).is_none(),
+        f.no_traffic(3_000, 3_000, Via::Watched).is_empty(),
         "other watches get a grace period"
     );
-    let done = m.evaluate(c.at(4_600), &ctx()).expect("aborted");
+    let done = one(f.eval(5_600, Via::Watched));
     assert_eq!(done.outcome, Outcome::Aborted);
     assert_eq!(done.duration_ms, 2_000);
-    assert_eq!(m.summary().phase, Phase::Idle);
+    assert_eq!(f.m.summary().phase, Phase::Idle);
 }
 
 #[test]
 fn a_crash_loop_fails_at_once_and_shows_unavailable() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.evaluate(c.at(1_000), &ctx());
-    let mut p = pod(c.second(1_020));
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    let mut p = f.new_pod("p1", 1_020);
     p.container = Container::Waiting {
         reason: "CrashLoopBackOff".into(),
         message: Some("back-off".into()),
     };
-    m.set_pod(p);
-    let done = m.evaluate(c.at(4_000), &ctx()).expect("failed");
+    let done = one(f.pod(p, 4_000, Via::Watched));
     assert_eq!(done.outcome, Outcome::Failed);
     assert_eq!(done.failure.as_ref().unwrap().reason, "CrashLoopBackOff");
-    assert_eq!(m.summary().phase, Phase::Failed);
+    assert_eq!(f.m.summary().phase, Phase::Failed);
     // Knative gives up later: nothing more is recorded, the failure stays visible.
-    m.set_pa(pa(
-        0,
-        0,
-        cond(CondStatus::False, Some("TimedOut"), c.second(40_000)),
-    ));
-    assert!(m.evaluate(c.at(40_000), &ctx()).is_none());
-    assert_eq!(m.summary().phase, Phase::Failed);
-    assert!(m.summary().failure.is_some());
+    let c = cond(CondStatus::False, Some("TimedOut"), f.second(40_000));
+    assert!(f.pa(0, 0, c, 40_000, Via::Watched).is_empty());
+    f.dep(0, 9, 40_001, Via::Watched);
+    assert!(f.eval(45_000, Via::Watched).is_empty());
+    assert_eq!(f.m.summary().phase, Phase::Failed);
+    assert!(f.m.summary().failure.is_some());
 }
 
 #[test]
 fn image_pull_errors_fail_after_the_threshold() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.evaluate(c.at(1_000), &ctx());
-    let mut p = pod(c.second(1_020));
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    let mut p = f.new_pod("p1", 1_020);
     p.container = Container::Waiting {
         reason: "ErrImagePull".into(),
         message: None,
     };
-    m.set_pod(p);
-    assert!(m.evaluate(c.at(2_000), &ctx()).is_none());
-    assert!(
-        m.evaluate(c.at(6_000), &ctx()).is_none(),
-        "4 s of trouble is within 5 s"
-    );
-    let done = m.evaluate(c.at(7_100), &ctx()).expect("failed after 5 s");
+    assert!(f.pod(p, 2_000, Via::Watched).is_empty());
+    assert!(f.eval(6_000, Via::Watched).is_empty(), "4 s is within 5 s");
+    let done = one(f.eval(7_100, Via::Watched));
     assert_eq!(done.failure.unwrap().reason, "ErrImagePull");
 }
 
 #[test]
 fn a_timeout_without_pod_detail_is_timed_out() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.evaluate(c.at(1_000), &ctx());
-    m.set_pa(pa(
-        0,
-        0,
-        cond(CondStatus::False, Some("TimedOut"), c.second(631_000)),
-    ));
-    let done = m.evaluate(c.at(631_000), &ctx()).expect("failed");
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    let c = cond(CondStatus::False, Some("TimedOut"), f.second(631_000));
+    let done = one(f.pa(0, 0, c, 631_000, Via::Watched));
     assert_eq!(
         (done.outcome, done.failure.unwrap().reason.as_str()),
         (Outcome::Failed, "TimedOut")
@@ -245,148 +247,141 @@ fn a_timeout_without_pod_detail_is_timed_out() {
 }
 
 #[test]
+fn a_timed_out_condition_left_from_the_last_wake_does_not_fail_the_next() {
+    let mut f = Feed::idle();
+    let old = cond(CondStatus::False, Some("TimedOut"), f.second(0));
+    f.pa(0, 0, old.clone(), 10, Via::Watched);
+    // The KPA scales the Deployment first; the PA still shows the old TimedOut.
+    assert!(f.dep(1, 8, 5_000, Via::Watched).is_empty());
+    assert_eq!(f.m.summary().phase, Phase::Provisioning);
+    f.queued(5_000, 5_010, Via::Watched);
+    let done = one(f.pod(f.ready_pod("p1", 5_050, 7_860), 7_860, Via::Watched));
+    assert_eq!((done.outcome, done.duration_ms), (Outcome::Served, 2_860));
+}
+
+#[test]
 fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
-    let c = Clock::new();
-    let mut m = Machine::default();
-    m.restore(Some(c.second(0)), true);
-    m.revision_seen(c.second(0) - chrono::Duration::days(1), c.listed(9_000));
-    m.set_replicas(1);
-    m.set_pa(pa(1, 1, cond(CondStatus::True, None, c.second(4_000))));
-    let mut p = pod(c.second(1_000));
-    p.running = true;
-    p.scheduled = Some(cond(CondStatus::True, None, c.second(2_000)));
+    let mut f = Feed::new();
+    f.m.restore(f.second(0).timestamp() - 100, Outcome::Served, f.second(0));
+    let stamp = f.stamp(9_000, Via::Listed);
+    f.m.revision_seen(f.second(0) - chrono::Duration::days(1), stamp, &ctx().thresholds);
+    f.dep(1, 9, 9_000, Via::Listed);
+    let active = cond(CondStatus::True, None, f.second(4_000));
+    f.pa(1, 1, active.clone(), 9_000, Via::Listed);
+    let mut p = f.ready_pod("p1", 1_000, 4_000);
+    p.scheduled = Some(cond(CondStatus::True, None, f.second(2_000)));
     p.container = Container::Running {
-        started_at: Some(c.second(3_000)),
+        started_at: Some(f.second(3_000)),
     };
-    p.ready = Some(cond(CondStatus::True, None, c.second(4_000)));
-    m.set_pod(p.clone());
-    let done = m.evaluate(c.listed(9_000), &ctx()).expect("rebuilt");
+    let done = one(f.pod(p.clone(), 9_000, Via::Listed));
     assert_eq!(done.precision, Precision::S);
-    assert_eq!(done.duration_ms, 3_000);
-    assert_eq!(done.start_second, c.second(1_000).timestamp());
+    // Known to the second: from the start of the pod's second to the end of the ready one.
+    assert_eq!(done.duration_ms, 4_000);
+    assert_eq!(done.start_second, f.second(1_000).timestamp());
     assert_eq!(done.phases.provisioning_ms, Some(1_000));
     // The same pod seen again by a later restart, now recorded: nothing new.
-    let mut again = Machine::default();
-    again.restore(done.serving_at, true);
-    again.set_pa(pa(1, 1, cond(CondStatus::True, None, c.second(4_000))));
-    again.set_pod(p);
-    assert!(again.evaluate(c.listed(20_000), &ctx()).is_none());
+    let mut again = Feed::new();
+    again.m.restore(done.start_second, Outcome::Served, done.serving_at.unwrap());
+    again.pa(1, 1, active, 20_000, Via::Listed);
+    assert!(again.pod(p, 20_000, Via::Listed).is_empty());
 }
 
 #[test]
 fn a_late_burst_is_dated_by_object_timestamps() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.evaluate(c.at(1_000), &ctx());
-    let mut p = pod(c.second(1_000));
-    p.running = true;
-    p.container = Container::Running {
-        started_at: Some(c.second(2_000)),
-    };
-    p.ready = Some(cond(CondStatus::True, None, c.second(3_000)));
-    m.set_pod(p);
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
     // Delivered 10 s late, after a watch gap.
-    let done = m.evaluate(c.at(13_000), &ctx()).unwrap();
+    let done = one(f.pod(f.ready_pod("p1", 1_000, 3_000), 13_000, Via::Resumed));
     assert_eq!(done.precision, Precision::S);
-    assert_eq!(done.duration_ms, 2_000);
+    assert_eq!(done.duration_ms, 3_000, "to the end of the ready second");
 }
 
 #[test]
 fn an_initial_start_is_kept_apart() {
-    let c = Clock::new();
-    let mut m = Machine::default();
-    m.revision_seen(c.second(0), c.at(0));
-    m.set_replicas(1);
-    m.evaluate(c.at(5), &ctx());
-    let mut p = pod(c.second(30));
-    p.running = true;
-    p.container = Container::Running {
-        started_at: Some(c.second(500)),
-    };
-    p.ready = Some(cond(CondStatus::True, None, c.second(900)));
-    m.set_pod(p);
-    let done = m.evaluate(c.at(900), &ctx()).unwrap();
+    let mut f = Feed::new();
+    let stamp = f.stamp(0, Via::Watched);
+    f.m.revision_seen(f.second(0), stamp, &ctx().thresholds);
+    f.dep(1, 1, 5, Via::Watched);
+    let done = one(f.pod(f.ready_pod("p1", 30, 900), 900, Via::Watched));
     assert_eq!(done.kind, WakeKind::Initial);
     assert_eq!(done.duration_ms, 900);
     assert_eq!(done.precision, Precision::Ms);
 }
 
 #[test]
+fn a_revision_born_at_scale_whose_status_comes_later_has_an_initial_start() {
+    let mut f = Feed::new();
+    // The Deployment and the pod arrive before the Revision; the PA without status.
+    f.dep(1, 1, 5, Via::Watched);
+    f.pod(f.new_pod("p1", 30), 40, Via::Watched);
+    f.queued(0, 60, Via::Watched);
+    let c = cond(CondStatus::True, None, f.second(900));
+    let done = one(f.pa(1, 1, c, 900, Via::Watched));
+    assert_eq!(done.kind, WakeKind::Initial);
+    assert!(f.pod(f.ready_pod("p1", 30, 900), 950, Via::Watched).is_empty());
+}
+
+#[test]
 fn a_scale_down_seen_pod_first_is_not_a_wake() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.set_replicas(1);
-    m.evaluate(c.at(1_000), &ctx());
-    let mut p = pod(c.second(1_000));
-    p.running = true;
-    p.ready = Some(cond(CondStatus::True, None, c.second(2_000)));
-    m.set_pod(p.clone());
-    assert!(m.evaluate(c.at(2_000), &ctx()).is_some());
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    f.dep(1, 8, 1_000, Via::Watched);
+    let mut p = f.ready_pod("p1", 1_000, 2_000);
+    assert_eq!(f.pod(p.clone(), 2_000, Via::Watched).len(), 1);
     // Scale-down: the pod's termination arrives before the Deployment and PA changes.
     p.deleting = true;
-    m.set_pod(p);
-    assert!(m.evaluate(c.at(9_000), &ctx()).is_none());
-    assert!(!m.waking(), "losing the ready pod is not a wake");
-    m.set_replicas(0);
-    m.set_pa(pa(
-        0,
-        0,
-        cond(CondStatus::False, Some("NoTraffic"), c.second(9_000)),
-    ));
-    assert!(m.evaluate(c.at(9_010), &ctx()).is_none());
-    assert_eq!(m.summary().phase, Phase::Idle);
+    assert!(f.pod(p, 9_000, Via::Watched).is_empty());
+    assert!(!f.m.waking(), "losing the ready pod is not a wake");
+    f.dep(0, 9, 9_005, Via::Watched);
+    assert!(f.no_traffic(9_000, 9_010, Via::Watched).is_empty());
+    assert!(f.eval(20_000, Via::Watched).is_empty());
+    assert_eq!(f.m.summary().phase, Phase::Idle);
 }
 
 #[test]
 fn a_ready_pod_arriving_after_the_scale_down_makes_it_served() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    m.set_pa(pa(
-        1,
-        0,
-        cond(CondStatus::Unknown, Some("Queued"), c.second(1_000)),
-    ));
-    m.evaluate(c.at(1_000), &ctx());
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
     // The PA watch delivers the whole wake and its end before the pod watch catches up.
-    m.set_pa(pa(
-        0,
-        0,
-        cond(CondStatus::False, Some("NoTraffic"), c.second(3_000)),
-    ));
-    assert!(m.evaluate(c.at(3_000), &ctx()).is_none());
-    let mut p = pod(c.second(1_000));
-    p.running = true;
-    p.ready = Some(cond(CondStatus::True, None, c.second(2_000)));
-    m.set_pod(p);
-    let done = m
-        .evaluate(c.listed(3_200), &ctx())
-        .expect("served after all");
+    assert!(f.no_traffic(3_000, 3_000, Via::Watched).is_empty());
+    let done = one(f.pod(f.ready_pod("p1", 1_000, 2_000), 3_200, Via::Listed));
     assert_eq!(done.outcome, Outcome::Served);
     assert_eq!(done.precision, Precision::S);
 }
 
 #[test]
 fn a_stale_list_that_nothing_confirms_records_nothing() {
-    let c = Clock::new();
-    let mut m = idle(&c);
-    // Another watch is behind: a list shows pods wanted, with no pod and no queuing PA.
-    m.set_replicas(1);
-    assert!(m.evaluate(c.listed(1_000), &ctx()).is_none());
-    m.set_replicas(0);
-    assert!(m.evaluate(c.at(1_100), &ctx()).is_none());
-    assert!(
-        m.evaluate(c.at(3_000), &ctx()).is_none(),
-        "no phantom abort"
-    );
-    assert_eq!(m.summary().phase, Phase::Idle);
+    let mut f = Feed::idle();
+    // A relist shows pods wanted, with no pod and no queuing PA, and is undone at once.
+    assert!(f.dep(1, 8, 1_000, Via::Listed).is_empty());
+    assert!(f.dep(0, 9, 1_100, Via::Watched).is_empty());
+    assert!(f.eval(6_000, Via::Watched).is_empty(), "no phantom abort");
+    assert_eq!(f.m.summary().phase, Phase::Idle);
+}
+
+#[test]
+fn a_late_rise_of_the_other_stream_joins_the_wake_it_belongs_to() {
+    let mut f = Feed::idle();
+    // The Deployment stream shows the whole aborted wake before the PA stream shows any.
+    f.dep(1, 8, 1_000, Via::Watched);
+    f.dep(0, 9, 3_000, Via::Watched);
+    f.queued(1_000, 3_500, Via::Watched);
+    f.no_traffic(3_000, 4_000, Via::Watched);
+    let done = one(f.eval(7_000, Via::Watched));
+    assert_eq!((done.outcome, done.duration_ms), (Outcome::Aborted, 2_000));
+    // The next wake's rise on the Deployment is a new wake.
+    f.dep(1, 10, 9_000, Via::Watched);
+    assert!(f.m.waking());
+}
+
+#[test]
+fn a_replayed_rise_is_not_a_second_wake() {
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    let snap = f.m.pa.as_ref().unwrap().snap.clone();
+    // The same PA version again, as a reconnect replays it.
+    f.m.set_pa(snap, f.stamp(1_200, Via::Resumed), &ctx().thresholds);
+    assert!(f.eval(1_200, Via::Resumed).is_empty());
+    let done = one(f.pod(f.ready_pod("p1", 1_000, 1_900), 1_900, Via::Watched));
+    assert_eq!(done.precision, Precision::Ms);
 }

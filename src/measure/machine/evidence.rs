@@ -1,0 +1,188 @@
+//! What one revision's objects say, each change dated when it was ingested, and the
+//! failure classification of a wake's pods.
+//!
+//! Every change is dated by the observation that brought it ([`At::date`]), not by the
+//! evaluation that later uses it: watches of different kinds arrive in any order, so a
+//! pod may turn ready before the Deployment's scale-up is seen, and its readiness must
+//! keep the time it was seen.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+
+use super::Thresholds;
+use super::dating::{At, Side};
+use crate::measure::observe::{Cond, CondStatus, Container, PaSnap, PodSnap, Stamp};
+use crate::measure::view::Failure;
+
+/// Waiting reasons that fail a wake at once.
+const FATAL_WAITING: [&str; 5] = [
+    "CrashLoopBackOff",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+];
+const PULL_ERRORS: [&str; 2] = ["ErrImagePull", "ImagePullBackOff"];
+
+/// A pod and when each of its steps was seen.
+#[derive(Debug, Clone)]
+pub struct Pod {
+    pub snap: PodSnap,
+    /// Its creation, as a start.
+    pub created: At,
+    pub scheduled: Option<At>,
+    pub running: Option<At>,
+    /// When it turned serving (ready, running, not terminating), as an end.
+    pub ready: Option<At>,
+    /// First seen with a pull error or unschedulable, for the failure thresholds.
+    pub trouble_since: Option<Instant>,
+}
+
+impl Pod {
+    pub fn new(snap: PodSnap, stamp: Stamp, t: &Thresholds) -> Self {
+        let created = At::date(
+            stamp,
+            Some(snap.created),
+            Side::Start,
+            t.late_event_tolerance,
+        );
+        let mut pod = Self {
+            created,
+            scheduled: None,
+            running: None,
+            ready: None,
+            trouble_since: None,
+            snap: snap.clone(),
+        };
+        pod.update(snap, stamp, t);
+        pod
+    }
+
+    /// Takes a newer snapshot of the pod, dating what changed.
+    pub fn update(&mut self, snap: PodSnap, stamp: Stamp, t: &Thresholds) {
+        let late = t.late_event_tolerance;
+        if self.scheduled.is_none()
+            && let Some(c) = snap.scheduled.as_ref().filter(|c| c.is(CondStatus::True))
+        {
+            self.scheduled = Some(At::date(stamp, c.since, Side::Start, late));
+        }
+        if self.running.is_none()
+            && let Container::Running { started_at } = &snap.container
+        {
+            self.running = Some(At::date(stamp, *started_at, Side::Start, late));
+        }
+        if snap.serving() {
+            if self.ready.is_none() {
+                let since = snap.ready.as_ref().and_then(|c| c.since);
+                self.ready = Some(At::date(stamp, since, Side::End, late));
+            }
+        } else {
+            self.ready = None;
+        }
+        if trouble(&snap).is_some() {
+            self.trouble_since.get_or_insert(stamp.mono);
+        } else {
+            self.trouble_since = None;
+        }
+        self.snap = snap;
+    }
+
+    pub fn created_second(&self) -> i64 {
+        self.snap.created.timestamp()
+    }
+}
+
+/// A PodAutoscaler and when its `Active` condition last changed, by kind of change.
+#[derive(Debug, Clone, Default)]
+pub struct Autoscaler {
+    pub snap: PaSnap,
+    /// `Active=Unknown Queued`: Knative is buffering requests for a wake.
+    pub queued: Option<(DateTime<Utc>, At)>,
+    /// `Active=True`.
+    pub active: Option<(DateTime<Utc>, At)>,
+    /// `Active=False TimedOut`: Knative gave up on a wake.
+    pub timed_out: Option<(DateTime<Utc>, At)>,
+}
+
+impl Autoscaler {
+    /// Takes a newer snapshot; a condition whose `lastTransitionTime` is unchanged keeps
+    /// the date it was first seen with.
+    pub fn update(&mut self, snap: PaSnap, stamp: Stamp, t: &Thresholds) {
+        let late = t.late_event_tolerance;
+        let changed = |old: &Option<(DateTime<Utc>, At)>, c: &Cond, side| match (old, c.since) {
+            (Some((since, at)), Some(s)) if *since == s => Some((s, *at)),
+            (_, Some(s)) => Some((s, At::date(stamp, Some(s), side, late))),
+            (_, None) => None,
+        };
+        let c = snap.active.as_ref();
+        self.queued = c
+            .filter(|c| c.is(CondStatus::Unknown) && c.reason_is("Queued"))
+            .and_then(|c| changed(&self.queued, c, Side::Start));
+        self.active = c
+            .filter(|c| c.is(CondStatus::True))
+            .and_then(|c| changed(&self.active, c, Side::End));
+        self.timed_out = c
+            .filter(|c| c.is(CondStatus::False) && c.reason_is("TimedOut"))
+            .and_then(|c| changed(&self.timed_out, c, Side::End));
+        self.snap = snap;
+    }
+
+    /// `desiredScale` when known: absent or negative is unknown, never 0.
+    pub fn desired(&self) -> Option<u32> {
+        self.snap.desired.and_then(|d| u32::try_from(d).ok())
+    }
+
+    pub fn actual(&self) -> Option<u32> {
+        self.snap.actual.and_then(|a| u32::try_from(a).ok())
+    }
+}
+
+/// A pull error or an unschedulable pod: fails the wake only if it lasts.
+fn trouble(p: &PodSnap) -> Option<(bool, String, String)> {
+    if let Container::Waiting { reason, message } = &p.container
+        && PULL_ERRORS.contains(&reason.as_str())
+    {
+        return Some((true, reason.clone(), message.clone().unwrap_or_default()));
+    }
+    let c = p.scheduled.as_ref().filter(|c| c.is(CondStatus::False))?;
+    Some((
+        false,
+        c.reason.clone().unwrap_or_else(|| "Unschedulable".into()),
+        c.message.clone().unwrap_or_default(),
+    ))
+}
+
+/// Why a wake whose pods are `pods` has failed at `now`, if it has; `timed_out` when
+/// Knative gave up on this wake.
+pub fn classify<'a>(
+    pods: impl Iterator<Item = &'a Pod>,
+    timed_out: bool,
+    now: Instant,
+    t: &Thresholds,
+) -> Option<Failure> {
+    for p in pods {
+        if let Container::Waiting { reason, message } = &p.snap.container
+            && FATAL_WAITING.contains(&reason.as_str())
+        {
+            return Some(Failure {
+                reason: reason.clone(),
+                message: message.clone().unwrap_or_default(),
+            });
+        }
+        if let (Some((pull, reason, message)), Some(since)) = (trouble(&p.snap), p.trouble_since) {
+            let after = if pull {
+                t.image_pull_failure_after
+            } else {
+                t.unschedulable_failure_after
+            };
+            if now.saturating_duration_since(since) >= after || timed_out {
+                return Some(Failure { reason, message });
+            }
+        }
+    }
+    timed_out.then(|| Failure {
+        reason: "TimedOut".into(),
+        message: "The target could not be activated.".into(),
+    })
+}
