@@ -415,10 +415,12 @@ impl Machine {
             let accounted = self.last_recorded_serving.is_some_and(|l| created <= l)
                 || self.last.is_some_and(|l| {
                     (l.start_second - 1..=l.end_second).contains(&created.timestamp())
-                });
+                })
+                || self.pods.iter().any(|p| p.accounted && p.snap.serving());
             if accounted {
                 self.served_before = true;
                 self.failure = None;
+                self.account_serving();
                 return;
             }
             // Served while this process was not looking: rebuild it from timestamps.
@@ -427,6 +429,58 @@ impl Machine {
             };
             self.open_as(kind, At::back_from(now, created), ctx);
             return self.close(Some(Outcome::Served), end, now, out);
+        }
+        // Knative gave up on a wake while this process was not looking: its TimedOut is
+        // newer than anything recorded, and came one activation timeout after the start.
+        if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out)
+            && self.last.is_some_and(|l| since.timestamp() > l.end_second)
+            && !self.wants()
+        {
+            let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
+            let start = since - timeout;
+            let near =
+                (start.timestamp() - 2..=start.timestamp() + 2).any(|s| self.recorded.contains(&s));
+            if !near {
+                self.open_as(WakeKind::Wake, At::back_from(now, start), ctx);
+                let failure = Failure {
+                    reason: "TimedOut".into(),
+                    message: "The target could not be activated.".into(),
+                };
+                if let Some(w) = self.wake.take() {
+                    let phases = self.phases(&w);
+                    out.extend(self.finish(&w, Outcome::Failed, at, Some(failure.clone()), phases));
+                    self.wake = Some(w);
+                }
+                self.failure = Some(failure);
+                let end = at;
+                self.wake.as_mut().expect("opened").failed = self.failure.clone();
+                return self.close(None, end, now, out);
+            }
+        }
+        // A wake that began and was given up while this process was not looking (or
+        // whose end fell in its downtime): Knative went back to `NoTraffic` after the last
+        // wake, and a pod that never served is being removed.
+        if let Some(l) = self.last
+            && let Some(idle) = self.pa.as_ref().and_then(|p| p.snap.active.clone())
+            && idle.reason_is("NoTraffic")
+            && let Some(since) = idle.since.filter(|s| s.timestamp() > l.end_second)
+            && !self.wants()
+            && let Some(first) = self
+                .pods
+                .iter()
+                .filter(|p| {
+                    p.snap.deleting && p.ready.is_none() && p.created_second() > l.end_second
+                })
+                .map(|p| p.created)
+                .reduce(At::earliest)
+            && !self.recorded.contains(&first.second())
+        {
+            self.open_as(WakeKind::Wake, first, ctx);
+            if let Some(w) = self.wake.as_mut() {
+                w.evidence = true;
+            }
+            let end = At::back_from(now, since + chrono::Duration::seconds(1));
+            return self.close(Some(Outcome::Aborted), end, now, out);
         }
         let after_last = |second: i64| self.last.is_none_or(|l| second > l.end_second);
         let queued = self
@@ -492,6 +546,7 @@ impl Machine {
             .pods
             .iter()
             .filter(mine)
+            .filter(|p| p.snap.serving())
             .filter_map(|p| p.ready)
             .chain(pa.and_then(|p| {
                 let (since, at) = p.active?;
@@ -552,6 +607,7 @@ impl Machine {
             let phases = self.phases(&w);
             out.extend(self.finish(&w, outcome, end, None, phases));
             if outcome == Outcome::Served {
+                self.account_serving();
                 self.served_before = true;
                 self.failure = None;
                 self.last_recorded_serving = Some(end.wall);
@@ -563,6 +619,13 @@ impl Machine {
             end_second: end.second(),
             closed: Some(now.mono),
         });
+    }
+
+    /// Every pod serving now belongs to a serving period already explained.
+    fn account_serving(&mut self) {
+        for p in self.pods.iter_mut().filter(|p| p.snap.serving()) {
+            p.accounted = true;
+        }
     }
 
     /// When the wake's first pod was scheduled and started running.

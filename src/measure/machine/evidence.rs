@@ -33,10 +33,14 @@ pub struct Pod {
     pub created: At,
     pub scheduled: Option<At>,
     pub running: Option<At>,
-    /// When it turned serving (ready, running, not terminating), as an end.
+    /// When it first turned serving (ready, running, not terminating), as an end; kept
+    /// after it stops, so that a pod that served is told from one that never did.
     pub ready: Option<At>,
     /// First seen with a pull error or unschedulable, for the failure thresholds.
     pub trouble_since: Option<Instant>,
+    /// Its serving is explained: by a recorded wake, or as more pods of a revision that
+    /// was already serving.
+    pub accounted: bool,
 }
 
 impl Pod {
@@ -53,6 +57,7 @@ impl Pod {
             running: None,
             ready: None,
             trouble_since: None,
+            accounted: false,
             snap: snap.clone(),
         };
         pod.update(snap, stamp, t);
@@ -72,13 +77,9 @@ impl Pod {
         {
             self.running = Some(At::date(stamp, *started_at, Side::Start, late));
         }
-        if snap.serving() {
-            if self.ready.is_none() {
-                let since = snap.ready.as_ref().and_then(|c| c.since);
-                self.ready = Some(At::date(stamp, since, Side::End, late));
-            }
-        } else {
-            self.ready = None;
+        if snap.serving() && self.ready.is_none() {
+            let since = snap.ready.as_ref().and_then(|c| c.since);
+            self.ready = Some(At::date(stamp, since, Side::End, late));
         }
         if trouble(&snap).is_some() {
             self.trouble_since.get_or_insert(stamp.mono);

@@ -134,7 +134,11 @@ impl Feed {
     fn idle() -> Self {
         let mut f = Self::new();
         let stamp = f.stamp(0, Via::Listed);
-        f.m.revision_seen(f.second(0) - chrono::Duration::days(1), stamp, &ctx().thresholds);
+        f.m.revision_seen(
+            f.second(0) - chrono::Duration::days(1),
+            stamp,
+            &ctx().thresholds,
+        );
         f.dep(0, 7, 0, Via::Listed);
         assert!(f.no_traffic(0, 0, Via::Listed).is_empty());
         f.m.served_before = true;
@@ -180,7 +184,10 @@ fn a_live_wake_is_timed_by_arrivals() {
     assert_eq!(done.phases.pulling_image_ms, Some(850));
     assert_eq!(done.phases.starting_ms, Some(500));
     assert_eq!(f.m.summary().phase, Phase::Serving);
-    assert!(f.eval(9_000, Via::Listed).is_empty(), "a relist records nothing");
+    assert!(
+        f.eval(9_000, Via::Listed).is_empty(),
+        "a relist records nothing"
+    );
 }
 
 #[test]
@@ -264,7 +271,11 @@ fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     let mut f = Feed::new();
     f.m.restore(f.second(0).timestamp() - 100, Outcome::Served, f.second(0));
     let stamp = f.stamp(9_000, Via::Listed);
-    f.m.revision_seen(f.second(0) - chrono::Duration::days(1), stamp, &ctx().thresholds);
+    f.m.revision_seen(
+        f.second(0) - chrono::Duration::days(1),
+        stamp,
+        &ctx().thresholds,
+    );
     f.dep(1, 9, 9_000, Via::Listed);
     let active = cond(CondStatus::True, None, f.second(4_000));
     f.pa(1, 1, active.clone(), 9_000, Via::Listed);
@@ -281,7 +292,9 @@ fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     assert_eq!(done.phases.provisioning_ms, Some(1_000));
     // The same pod seen again by a later restart, now recorded: nothing new.
     let mut again = Feed::new();
-    again.m.restore(done.start_second, Outcome::Served, done.serving_at.unwrap());
+    again
+        .m
+        .restore(done.start_second, Outcome::Served, done.serving_at.unwrap());
     again.pa(1, 1, active, 20_000, Via::Listed);
     assert!(again.pod(p, 20_000, Via::Listed).is_empty());
 }
@@ -318,7 +331,10 @@ fn a_revision_born_at_scale_whose_status_comes_later_has_an_initial_start() {
     let c = cond(CondStatus::True, None, f.second(900));
     let done = one(f.pa(1, 1, c, 900, Via::Watched));
     assert_eq!(done.kind, WakeKind::Initial);
-    assert!(f.pod(f.ready_pod("p1", 30, 900), 950, Via::Watched).is_empty());
+    assert!(
+        f.pod(f.ready_pod("p1", 30, 900), 950, Via::Watched)
+            .is_empty()
+    );
 }
 
 #[test]
