@@ -5,8 +5,8 @@
 //! kind; the streams are interleaved with random lag (0-2 s, each stream in order), and
 //! faults are injected: relists (a fresh snapshot, with the watch layer's "gone" for what
 //! it no longer lists), reconnects that replay a gap late and repeat versions already
-//! seen, and restarts of the service (a new tracker, rebuilt from the stored wakes and a
-//! relist of every kind). The tracker's recorded wakes are compared with the truth.
+//! seen, and restarts of the service (a new tracker, rebuilt from what the store holds,
+//! the recorded wakes and those underway, and a relist of every kind). The tracker's recorded wakes are compared with the truth.
 //!
 //! `cargo test --test orderings` runs 2,000 cases; more with
 //! `PROPTEST_CASES=100000 cargo test --release --test orderings`. A failure prints the
@@ -25,7 +25,9 @@ use scaling_facts::measure::machine::Thresholds;
 use scaling_facts::measure::observe::{Observation, Stamp, Via};
 use scaling_facts::measure::stats::WindowSettings;
 use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
-use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
+use scaling_facts::measure::wake::{
+    OpenChange, OpenWake, Outcome, Precision, WakeKind, WakeRecord,
+};
 use world::{Episode, KINDS, Kind, TrueWake, World};
 
 #[derive(Debug, Clone, Copy)]
@@ -194,8 +196,10 @@ struct Service {
     base: Instant,
     base_ms: i64,
     tracker: Tracker,
-    /// What the store keeps: the first record of each (revision, start second).
+    /// What the store keeps: the first record of each (revision, start second), and the
+    /// wakes underway.
     stored: BTreeMap<(String, i64), WakeRecord>,
+    open: BTreeMap<String, OpenWake>,
     /// What each stream has delivered since the service started, for "gone" on relist.
     known: BTreeMap<(Kind, String), Observation>,
     expected: Option<f64>,
@@ -226,6 +230,12 @@ impl Service {
             self.stored
                 .entry((w.revision_uid.clone(), w.start_second))
                 .or_insert(w);
+        }
+        for o in out.open {
+            match o {
+                OpenChange::Opened(w) => self.open.insert(w.revision_uid.clone(), w),
+                OpenChange::Closed { revision_uid } => self.open.remove(&revision_uid),
+            };
         }
         let now = DateTime::<Utc>::from_timestamp_millis(self.base_ms + at).unwrap();
         for f in self.tracker.changed(now).facts {
@@ -297,6 +307,7 @@ fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         base_ms: world.base_ms,
         tracker: Tracker::new(settings()),
         stored: BTreeMap::new(),
+        open: BTreeMap::new(),
         known: BTreeMap::new(),
         expected: None,
     };
@@ -352,7 +363,8 @@ fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 svc.known.clear();
                 let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
                 let now = DateTime::<Utc>::from_timestamp_millis(world.base_ms + at).unwrap();
-                svc.tracker.restore(&wakes, &[], now);
+                let open: Vec<OpenWake> = svc.open.values().cloned().collect();
+                svc.tracker.restore(&wakes, &open, &[], now);
                 svc.list(&world, None, at);
                 let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));
                 svc.take(out, at);
@@ -565,14 +577,15 @@ fn trace_one() {
         .unwrap_or(1);
     let case = Case {
         seed,
-        born_at_zero: false,
+        born_at_zero: true,
         initial_scale: 1,
         deployment_first: None,
-        episodes: vec![Episode::Aborted],
-        lag: [0; 5],
-        faults: vec![Fault::Restart {
-            at: 16643,
-            down: 200,
+        episodes: vec![Episode::FailedPull, Episode::Aborted],
+        lag: [0, 0, 367, 0, 144],
+        faults: vec![Fault::Resume {
+            kind: 3,
+            at: 38996,
+            gap: 126,
         }],
     };
     let (world, stored, expected) = run(&case);

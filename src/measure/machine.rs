@@ -36,7 +36,7 @@ use chrono::{DateTime, Utc};
 pub use dating::{At, Side};
 use evidence::{Autoscaler, Pod, classify};
 
-use super::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp};
+use super::observe::{CondStatus, DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 use super::view::{Failure, Phase};
 use super::wake::{Outcome, PhaseDurations, Precision, WakeKind};
 
@@ -133,12 +133,26 @@ struct Wake {
     /// seen. A wake opened from a list or a replay without it is one stream showing an
     /// older state than another, and is not recorded when it ends.
     evidence: bool,
+    /// The PA's rise for this wake was streamed, not found by a list.
+    pa_streamed: bool,
+    /// See [`Machine::evaluate`]: an abort that needs no grace.
+    certain_abort: bool,
 }
 
 impl Wake {
     fn start_second(&self) -> i64 {
         self.queued.unwrap_or(self.requested.second())
     }
+}
+
+/// A rise or a fall of one stream, and whether it was streamed (ordered with the rest of
+/// that stream) rather than found by a list.
+#[derive(Debug, Clone, Copy)]
+struct Edge {
+    stream: Stream,
+    rise: bool,
+    at: At,
+    streamed: bool,
 }
 
 /// The last wake that ended, to tell its late evidence from a new wake.
@@ -158,7 +172,7 @@ pub struct Machine {
     pa: Option<Autoscaler>,
     pods: Vec<Pod>,
     /// Rises and falls seen since the last evaluation, in arrival order.
-    edges: Vec<(Stream, bool, At)>,
+    edges: Vec<Edge>,
     /// The wake each stream last rose for, and the wake that was current when it last fell.
     claimed: [u64; 2],
     fell_during: [u64; 2],
@@ -198,6 +212,45 @@ impl Machine {
                 closed: None,
             });
         }
+    }
+
+    /// A wake the previous process had underway; continued once the lists are in.
+    pub fn restore_open(
+        &mut self,
+        kind: WakeKind,
+        requested_at: DateTime<Utc>,
+        start_second: i64,
+        now: Stamp,
+        ctx: &Ctx,
+    ) {
+        if self.wake.is_some() {
+            return;
+        }
+        self.open_as(kind, At::back_from(now, requested_at), ctx);
+        let id = self.next_id;
+        if let Some(w) = self.wake.as_mut() {
+            w.queued = Some(start_second);
+            w.floor = w.floor.min(start_second - 1);
+            w.evidence = true;
+        }
+        // Whatever wants pods now rose for it before the restart.
+        if self.deployment.is_some_and(|d| d.replicas > 0) {
+            self.claimed[Stream::Deployment as usize] = id;
+        }
+        if self
+            .pa
+            .as_ref()
+            .and_then(Autoscaler::desired)
+            .is_some_and(|d| d > 0)
+        {
+            self.claimed[Stream::Autoscaler as usize] = id;
+        }
+    }
+
+    /// The wake underway, unless it was already recorded as failed.
+    pub fn open_wake(&self) -> Option<(WakeKind, DateTime<Utc>, i64)> {
+        let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
+        Some((w.kind, w.requested.wall, w.start_second()))
     }
 
     /// The Revision object was seen.
@@ -240,7 +293,12 @@ impl Machine {
         match (before, pa.desired()) {
             (Some(0), Some(n)) if n > 0 => {
                 let at = pa.queued.map_or(At::arrival(stamp), |(_, at)| at);
-                self.edges.push((Stream::Autoscaler, true, at));
+                self.edges.push(Edge {
+                    stream: Stream::Autoscaler,
+                    rise: true,
+                    at,
+                    streamed: stamp.via != Via::Listed,
+                });
             }
             (Some(b), Some(0)) if b > 0 => self.edge(Stream::Autoscaler, false, stamp),
             _ => {}
@@ -269,23 +327,37 @@ impl Machine {
     }
 
     fn edge(&mut self, stream: Stream, rise: bool, stamp: Stamp) {
-        self.edges.push((stream, rise, At::arrival(stamp)));
+        self.edges.push(Edge {
+            stream,
+            rise,
+            at: At::arrival(stamp),
+            streamed: stamp.via != Via::Listed,
+        });
     }
 
     /// Applies what is known at `now`; returns every wake that ended, in order.
     pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
         let mut out = Vec::new();
-        for (stream, rise, at) in std::mem::take(&mut self.edges) {
-            if rise {
-                self.rise(stream, at, now, ctx, &mut out);
+        for edge in std::mem::take(&mut self.edges) {
+            let s = edge.stream as usize;
+            if edge.rise {
+                self.rise(edge.stream, edge.at, now, ctx, &mut out);
+                if let Some(w) = self.wake.as_mut().filter(|w| self.claimed[s] == w.id)
+                    && edge.stream == Stream::Autoscaler
+                {
+                    w.pa_streamed = edge.streamed;
+                }
             } else {
-                let s = stream as usize;
                 let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
                 self.fell_during[s] = current.unwrap_or(0);
                 let claimed = self.claimed[s];
                 if let Some(w) = self.wake.as_mut().filter(|w| claimed == w.id) {
                     w.fell[s] = true;
-                    w.first_fall.get_or_insert(at);
+                    w.first_fall.get_or_insert(edge.at);
+                    // The PA's own stream showed this wake rise and fall with no
+                    // `Active=True` between: nothing served, whatever other streams show.
+                    w.certain_abort |=
+                        edge.stream == Stream::Autoscaler && edge.streamed && w.pa_streamed;
                 }
             }
         }
@@ -346,6 +418,8 @@ impl Machine {
             deadline_at: requested.wall + ctx.activation_timeout,
             ending: None,
             evidence: at.exact,
+            pa_streamed: false,
+            certain_abort: false,
         }));
     }
 
@@ -416,11 +490,29 @@ impl Machine {
                 || self.last.is_some_and(|l| {
                     (l.start_second - 1..=l.end_second).contains(&created.timestamp())
                 })
-                || self.pods.iter().any(|p| p.accounted && p.snap.serving());
+                || self.pods.iter().any(|p| p.accounted && p.snap.serving())
+                // The PA has been `Active=True` since the last wake served: more pods of
+                // that serving period, not a wake.
+                || self.last.is_some_and(|l| {
+                    self.pa
+                        .as_ref()
+                        .and_then(|p| p.active)
+                        .is_some_and(|(since, _)| since.timestamp() <= l.end_second + 1)
+                });
             if accounted {
                 self.served_before = true;
                 self.failure = None;
                 self.account_serving();
+                return;
+            }
+            // A serving pod while the PA says it is inactive is one that is being removed.
+            let pa_says_idle = self.pa.as_ref().is_some_and(|p| {
+                p.snap
+                    .active
+                    .as_ref()
+                    .is_some_and(|c| c.is(CondStatus::False))
+            });
+            if pa_says_idle {
                 return;
             }
             // Served while this process was not looking: rebuild it from timestamps.
@@ -469,7 +561,12 @@ impl Machine {
                 .pods
                 .iter()
                 .filter(|p| {
-                    p.snap.deleting && p.ready.is_none() && p.created_second() > l.end_second
+                    // A pod that ran may have served unseen: only one that never ran
+                    // tells an abort.
+                    p.snap.deleting
+                        && p.ready.is_none()
+                        && !p.snap.running
+                        && p.created_second() > l.end_second
                 })
                 .map(|p| p.created)
                 .reduce(At::earliest)
@@ -501,6 +598,20 @@ impl Machine {
         };
         if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
             self.open(start, ctx);
+            // Found underway: the streams that want pods now rose for this wake before
+            // it was seen, so their next fall ends it and a rise after that is the next.
+            let id = self.next_id;
+            if self.deployment.is_some_and(|d| d.replicas > 0) {
+                self.claimed[Stream::Deployment as usize] = id;
+            }
+            if self
+                .pa
+                .as_ref()
+                .and_then(Autoscaler::desired)
+                .is_some_and(|d| d > 0)
+            {
+                self.claimed[Stream::Autoscaler as usize] = id;
+            }
         }
     }
 
@@ -512,15 +623,16 @@ impl Machine {
         let Some(mut w) = self.wake.take() else {
             return;
         };
-        if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.queued)
+        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued)
             && since.timestamp() >= w.requested.second() - 3
             && self.last.is_none_or(|l| since.timestamp() > l.start_second)
         {
             w.queued.get_or_insert(since.timestamp());
             w.evidence = true;
             w.floor = w.floor.min(since.timestamp() - 1);
-            if !w.requested.exact || at.exact {
-                w.requested = w.requested.earliest(at);
+            // A start not seen as it happened is bounded by the objects' own seconds.
+            if !w.requested.exact {
+                w.requested = w.requested.earliest(w.requested.shifted(since));
             }
         }
         if w.kind == WakeKind::Initial
@@ -531,15 +643,12 @@ impl Machine {
         }
         let floor = w.floor;
         let mine = move |p: &&Pod| !p.snap.deleting && p.created_second() >= floor;
+        let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
+        w.evidence |= first.is_some();
         if !w.requested.exact
-            && let Some(first) = self
-                .pods
-                .iter()
-                .filter(mine)
-                .map(|p| p.created)
-                .reduce(At::earliest)
+            && let Some(first) = first
         {
-            w.requested = w.requested.earliest(first);
+            w.requested = w.requested.earliest(w.requested.shifted(first));
         }
         let pa = self.pa.as_ref();
         let served = self
@@ -579,11 +688,22 @@ impl Machine {
             self.wake = Some(w);
             return;
         }
-        let ending = *w
-            .ending
-            .get_or_insert(w.first_fall.unwrap_or(At::arrival(now)));
+        // The end is the first fall seen, or the PA's own `NoTraffic` stamp when the fall
+        // came by a list or fell in a restart.
+        let idle = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.idle)
+            .filter(|(since, _)| since.timestamp() >= w.start_second())
+            .map(|(_, at)| at);
+        let first = [w.first_fall, idle]
+            .into_iter()
+            .flatten()
+            .reduce(At::earliest);
+        let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
         self.wake = Some(w);
-        if now.mono.saturating_duration_since(ending.mono) >= ABORT_GRACE {
+        let certain = self.wake.as_ref().is_some_and(|w| w.certain_abort);
+        if certain || now.mono.saturating_duration_since(ending.mono) >= ABORT_GRACE {
             self.close(Some(Outcome::Aborted), ending, now, out);
         }
     }

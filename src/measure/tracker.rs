@@ -18,7 +18,7 @@ use super::view::{
     ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
     WakeProgress,
 };
-use super::wake::WakeRecord;
+use super::wake::{OpenChange, OpenWake, WakeRecord};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrackerSettings {
@@ -44,6 +44,8 @@ struct Rev {
 pub struct Output {
     /// Wakes to store and log, in the order they ended.
     pub wakes: Vec<WakeRecord>,
+    /// Wakes that began or ended, for the store's list of wakes underway.
+    pub open: Vec<OpenChange>,
     pub histograms: Vec<HistogramUpdate>,
 }
 
@@ -68,6 +70,8 @@ pub struct Tracker {
     /// Releases whose Service disappeared since the last `changed`.
     removed: Vec<String>,
     synced: bool,
+    /// Wakes the last process had underway, continued once the lists are in.
+    restored_open: Vec<OpenWake>,
 }
 
 /// What changed for the book since the last call.
@@ -102,6 +106,7 @@ impl Tracker {
     pub fn restore(
         &mut self,
         wakes: &[WakeRecord],
+        open: &[OpenWake],
         histograms: &[(String, String, DateTime<Utc>, LatencyHistogram)],
         now: DateTime<Utc>,
     ) {
@@ -116,6 +121,7 @@ impl Tracker {
                 .unwrap_or(w.requested_at + chrono::Duration::milliseconds(w.duration_ms as i64));
             rev.machine.restore(w.start_second, w.outcome, end);
         }
+        self.restored_open = open.to_vec();
         for (uid, series, bucket, h) in histograms {
             self.revisions
                 .entry(uid.clone())
@@ -161,6 +167,11 @@ impl Tracker {
             Observation::Revision(r) => self.revision_seen(r, stamp),
             Observation::RevisionGone { uid } => {
                 if let Some(rev) = self.revisions.remove(&uid) {
+                    if rev.machine.open_wake().is_some() {
+                        out.open.push(OpenChange::Closed {
+                            revision_uid: uid.clone(),
+                        });
+                    }
                     self.by_name
                         .remove(&(rev.namespace.clone(), rev.name.clone()));
                     if let Some(uids) = self
@@ -247,7 +258,22 @@ impl Tracker {
         let ctx = self.ctx(&knobs);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
+        let open_before = rev.machine.open_wake();
         let finished = rev.machine.evaluate(stamp, &ctx);
+        let open_after = rev.machine.open_wake();
+        if open_before != open_after {
+            out.open.push(match open_after {
+                Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
+                    revision_uid: uid.to_owned(),
+                    kind,
+                    start_second,
+                    requested_at,
+                }),
+                None => OpenChange::Closed {
+                    revision_uid: uid.to_owned(),
+                },
+            });
+        }
         let service = (rev.namespace.clone(), rev.service.clone());
         // Any observation may change what the release looks like; unchanged facts are
         // filtered by their fingerprint before they reach the book.
@@ -271,6 +297,21 @@ impl Tracker {
     pub fn mark_synced(&mut self, stamp: Stamp) -> Output {
         self.synced = true;
         let mut out = Output::default();
+        for o in std::mem::take(&mut self.restored_open) {
+            let Some(rev) = self.revisions.get(&o.revision_uid) else {
+                out.open.push(OpenChange::Closed {
+                    revision_uid: o.revision_uid,
+                });
+                continue;
+            };
+            let ctx = self.ctx(&self.knobs(rev));
+            let rev = self
+                .revisions
+                .get_mut(&o.revision_uid)
+                .expect("looked up above");
+            rev.machine
+                .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
+        }
         let uids: Vec<String> = self.revisions.keys().cloned().collect();
         for uid in uids {
             self.evaluate(&uid, stamp, &mut out);

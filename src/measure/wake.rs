@@ -74,6 +74,24 @@ pub struct WakeRecord {
     pub failure_message: Option<String>,
 }
 
+/// A wake underway, kept in the store while it lasts so that a restart (even after
+/// SIGKILL) continues it instead of forgetting it: its end may come while the service is
+/// down, and the cluster keeps no trace of when it began.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenWake {
+    pub revision_uid: String,
+    pub kind: WakeKind,
+    pub start_second: i64,
+    pub requested_at: DateTime<Utc>,
+}
+
+/// A change to the wakes underway, for the store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpenChange {
+    Opened(OpenWake),
+    Closed { revision_uid: String },
+}
+
 macro_rules! text_enum {
     ($ty:ty { $($variant:ident => $text:literal),+ $(,)? }) => {
         impl $ty {

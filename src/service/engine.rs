@@ -169,18 +169,20 @@ impl Engine {
             let loaded = async {
                 let wakes = self.store.wakes_since(since).await?;
                 let hists = self.store.histograms_since(since).await?;
-                Ok::<_, crate::store::StoreError>((wakes, hists))
+                let open = self.store.open_wakes().await?;
+                Ok::<_, crate::store::StoreError>((wakes, hists, open))
             }
             .await;
             match loaded {
-                Ok((wakes, hists)) => {
+                Ok((wakes, hists, open)) => {
                     let hists: Vec<_> = hists
                         .into_iter()
                         .map(|h| (h.revision_uid, h.series, h.bucket_start, h.histogram))
                         .collect();
-                    tracker.restore(&wakes, &hists, Utc::now());
+                    tracker.restore(&wakes, &open, &hists, Utc::now());
                     tracing::info!(
                         wakes = wakes.len(),
+                        underway = open.len(),
                         histograms = hists.len(),
                         "history restored"
                     );
@@ -211,6 +213,9 @@ impl Engine {
         }
         for h in output.histograms {
             let _ = writes.send(Write::Histogram(Box::new(h)));
+        }
+        for o in output.open {
+            let _ = writes.send(Write::Open(Box::new(o)));
         }
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::measure::stats::HistogramUpdate;
-use crate::measure::wake::WakeRecord;
+use crate::measure::wake::{OpenChange, WakeRecord};
 use crate::serve::error::ErrorChain;
 use crate::store::Store;
 use crate::telemetry::metrics::Metrics;
@@ -18,6 +18,7 @@ use crate::telemetry::metrics::Metrics;
 pub enum Write {
     Wake(Box<WakeRecord>),
     Histogram(Box<HistogramUpdate>),
+    Open(Box<OpenChange>),
 }
 
 const FIRST_RETRY: Duration = Duration::from_millis(200);
@@ -34,6 +35,7 @@ async fn write(store: &Store, w: &Write) -> Result<(), crate::store::StoreError>
             }
             Ok(())
         }
+        Write::Open(change) => store.apply_open(change).await,
         Write::Histogram(h) => {
             let (uid, series, bucket, hist) = &**h;
             store

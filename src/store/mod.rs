@@ -9,10 +9,12 @@
 //! - [`releases`]: releases and revisions as last seen.
 //! - [`config`]: the editor's desired values and their audit trail.
 //! - [`wakes`]: one row per wake, keyed by revision UID and start second.
+//! - [`open`]: the wakes underway, so that a restart continues them.
 //! - [`histograms`]: compressed histogram blobs per revision, series and time bucket.
 
 pub mod config;
 pub mod histograms;
+pub mod open;
 pub mod releases;
 pub mod wakes;
 

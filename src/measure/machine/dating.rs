@@ -81,6 +81,22 @@ impl At {
         }
     }
 
+    /// `wall` on this time's clocks: an object timestamp, so not exact.
+    pub fn shifted(&self, wall: DateTime<Utc>) -> Self {
+        let mono = if wall <= self.wall {
+            self.mono
+                .checked_sub((self.wall - wall).to_std().unwrap_or_default())
+        } else {
+            self.mono
+                .checked_add((wall - self.wall).to_std().unwrap_or_default())
+        };
+        Self {
+            mono: mono.unwrap_or(self.mono),
+            wall,
+            exact: false,
+        }
+    }
+
     /// The earlier of two times.
     pub fn earliest(self, other: At) -> At {
         if other.wall < self.wall { other } else { self }

@@ -104,6 +104,8 @@ pub struct Autoscaler {
     pub active: Option<(DateTime<Utc>, At)>,
     /// `Active=False TimedOut`: Knative gave up on a wake.
     pub timed_out: Option<(DateTime<Utc>, At)>,
+    /// `Active=False NoTraffic`: back at zero.
+    pub idle: Option<(DateTime<Utc>, At)>,
 }
 
 impl Autoscaler {
@@ -126,6 +128,9 @@ impl Autoscaler {
         self.timed_out = c
             .filter(|c| c.is(CondStatus::False) && c.reason_is("TimedOut"))
             .and_then(|c| changed(&self.timed_out, c, Side::End));
+        self.idle = c
+            .filter(|c| c.is(CondStatus::False) && c.reason_is("NoTraffic"))
+            .and_then(|c| changed(&self.idle, c, Side::End));
         self.snap = snap;
     }
 

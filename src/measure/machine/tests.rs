@@ -194,14 +194,27 @@ fn a_live_wake_is_timed_by_arrivals() {
 fn desired_back_to_zero_before_ready_is_an_abort() {
     let mut f = Feed::idle();
     f.queued(1_000, 1_000, Via::Watched);
-    assert!(
-        f.no_traffic(3_000, 3_000, Via::Watched).is_empty(),
-        "other watches get a grace period"
-    );
-    let done = one(f.eval(5_600, Via::Watched));
+    // The PA's own stream shows the rise and the fall with nothing served between.
+    let done = one(f.no_traffic(3_000, 3_000, Via::Watched));
     assert_eq!(done.outcome, Outcome::Aborted);
     assert_eq!(done.duration_ms, 2_000);
     assert_eq!(f.m.summary().phase, Phase::Idle);
+}
+
+#[test]
+fn an_abort_seen_on_the_deployment_alone_waits_for_the_other_watches() {
+    let mut f = Feed::idle();
+    f.dep(1, 8, 1_000, Via::Watched);
+    f.queued(1_000, 1_010, Via::Watched);
+    // The PA stream is behind: only the Deployment shows the fall, and then a relist of
+    // the PA shows it at zero.
+    assert!(f.dep(0, 9, 3_000, Via::Watched).is_empty());
+    assert!(
+        f.no_traffic(3_000, 3_500, Via::Listed).is_empty(),
+        "a grace for the pods"
+    );
+    let done = one(f.eval(5_600, Via::Watched));
+    assert_eq!((done.outcome, done.duration_ms), (Outcome::Aborted, 2_000));
 }
 
 #[test]
@@ -358,8 +371,8 @@ fn a_scale_down_seen_pod_first_is_not_a_wake() {
 fn a_ready_pod_arriving_after_the_scale_down_makes_it_served() {
     let mut f = Feed::idle();
     f.queued(1_000, 1_000, Via::Watched);
-    // The PA watch delivers the whole wake and its end before the pod watch catches up.
-    assert!(f.no_traffic(3_000, 3_000, Via::Watched).is_empty());
+    // A relist of the PA shows it back at zero before the pod watch catches up.
+    assert!(f.no_traffic(3_000, 3_000, Via::Listed).is_empty());
     let done = one(f.pod(f.ready_pod("p1", 1_000, 2_000), 3_200, Via::Listed));
     assert_eq!(done.outcome, Outcome::Served);
     assert_eq!(done.precision, Precision::S);
@@ -382,8 +395,7 @@ fn a_late_rise_of_the_other_stream_joins_the_wake_it_belongs_to() {
     f.dep(1, 8, 1_000, Via::Watched);
     f.dep(0, 9, 3_000, Via::Watched);
     f.queued(1_000, 3_500, Via::Watched);
-    f.no_traffic(3_000, 4_000, Via::Watched);
-    let done = one(f.eval(7_000, Via::Watched));
+    let done = one(f.no_traffic(3_000, 4_000, Via::Watched));
     assert_eq!((done.outcome, done.duration_ms), (Outcome::Aborted, 2_000));
     // The next wake's rise on the Deployment is a new wake.
     f.dep(1, 10, 9_000, Via::Watched);

@@ -1,0 +1,60 @@
+//! The wakes underway: one row per revision while its wake lasts, so that a service
+//! killed mid-wake continues the wake after its restart. Without it, a wake whose end
+//! falls in the downtime leaves nothing in the cluster that tells when it began.
+
+use sqlx::Row;
+
+use super::{Store, StoreError, time_of};
+use crate::measure::wake::{OpenChange, OpenWake};
+
+impl Store {
+    /// Notes that a wake began (or that what is known of it changed), or that it ended.
+    pub async fn apply_open(&self, change: &OpenChange) -> Result<(), StoreError> {
+        match change {
+            OpenChange::Opened(w) => {
+                sqlx::query(
+                    "INSERT INTO open_wakes (revision_uid, kind, start_second, requested_ms) \
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (revision_uid) DO UPDATE SET \
+                     kind = excluded.kind, start_second = excluded.start_second, \
+                     requested_ms = excluded.requested_ms",
+                )
+                .bind(&w.revision_uid)
+                .bind(w.kind.as_str())
+                .bind(w.start_second)
+                .bind(w.requested_at.timestamp_millis())
+                .execute(self.pool())
+                .await?;
+            }
+            OpenChange::Closed { revision_uid } => {
+                sqlx::query("DELETE FROM open_wakes WHERE revision_uid = $1")
+                    .bind(revision_uid)
+                    .execute(self.pool())
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every wake underway when the last process stopped.
+    pub async fn open_wakes(&self) -> Result<Vec<OpenWake>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT revision_uid, kind, start_second, requested_ms FROM open_wakes \
+             ORDER BY revision_uid",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(OpenWake {
+                    revision_uid: row.try_get(0)?,
+                    kind: row
+                        .try_get::<String, _>(1)?
+                        .parse()
+                        .map_err(|e| StoreError::corrupt("open_wakes.kind", e))?,
+                    start_second: row.try_get(2)?,
+                    requested_at: time_of("open_wakes.requested_ms", row.try_get(3)?)?,
+                })
+            })
+            .collect()
+    }
+}
