@@ -368,13 +368,25 @@ impl Machine {
     /// A stream rose: joins the wake underway, echoes the last one, or starts a new one.
     fn rise(&mut self, stream: Stream, at: At, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
         let s = stream as usize;
+        let pa = self.pa.as_ref();
+        let queued = pa.and_then(|p| p.queued).map(|q| q.0.timestamp());
+        let timed_out = pa.and_then(|p| p.timed_out).map(|t| t.0.timestamp());
         if let Some(w) = self.wake.as_mut() {
-            if self.claimed[s] != w.id {
+            // A stream that had not risen for this wake joins it, unless the wake was
+            // over already: Knative gave up on it, or the PA queued anew after it ended.
+            let ended = w.ending.or(w.first_fall).map(|e| e.second());
+            let after_end = match (stream, queued, ended) {
+                (Stream::Autoscaler, Some(q), Some(e)) => q > e,
+                _ => false,
+            };
+            let given_up = timed_out.is_some_and(|t| t > w.start_second());
+            let over = given_up || after_end;
+            if self.claimed[s] != w.id && !over {
                 self.claimed[s] = w.id;
                 w.ending = None;
                 return;
             }
-            if !w.fell[s] {
+            if !w.fell[s] && !over {
                 return; // rose twice: a relist merged the fall between, nothing to tell
             }
             // It rose and fell for this wake: this is the next wake.

@@ -22,6 +22,12 @@ use scaling_facts::measure::wake::{Outcome, WakeKind};
 
 /// Knative's activation timeout for the revisions here: a 1 s progress deadline + 30 s.
 pub const ACTIVATION_TIMEOUT_MS: i64 = 31_000;
+/// How long after a pod turns ready the KPA writes `Active=True`: a service that sees the
+/// PA first is late by up to this much, whatever the watches' lag.
+pub const PA_FOLLOWS_READY_MS: i64 = 10;
+/// The most the KPA's two writes of one reconcile (Deployment scale, PA status) are
+/// apart: a service that sees only the second as it happens starts that much late.
+pub const KPA_WRITE_GAP_MS: i64 = 30;
 /// The stable window: a served pod is kept at least this long.
 const STABLE_WINDOW_MS: i64 = 6_000;
 pub const NAMESPACE: &str = "ns";
@@ -368,7 +374,7 @@ impl World {
             let ready = self.pod_to_ready(i, &name, created);
             first = (first.0.min(ready), first.1.min(created));
         }
-        let at = first.0 + self.r(0, 10);
+        let at = first.0 + self.r(0, PA_FOLLOWS_READY_MS);
         let active = self.cond(CondStatus::True, None, first.0);
         let rev = &mut self.revs[i];
         rev.pa.actual = Some(n as i32);
@@ -382,7 +388,7 @@ impl World {
         let first = self
             .deployment_first
             .unwrap_or_else(|| self.rng.random_bool(0.5));
-        let gap = self.r(1, 30);
+        let gap = self.r(1, KPA_WRITE_GAP_MS);
         let (dep_at, pa_at) = if first { (t, t + gap) } else { (t + gap, t) };
         self.write_dep(i, dep_at, replicas);
         let rev = &mut self.revs[i];
@@ -473,7 +479,7 @@ impl World {
                 let rev = &mut self.revs[i];
                 rev.pa.actual = Some(n as i32);
                 rev.pa.active = Some(active);
-                let at = ready + self.r(0, 10);
+                let at = ready + self.r(0, PA_FOLLOWS_READY_MS);
                 self.write_pa(i, at);
                 truth.outcome = Outcome::Served;
                 truth.end = ready;
