@@ -580,11 +580,11 @@ fn trace_one() {
         born_at_zero: false,
         initial_scale: 1,
         deployment_first: None,
-        episodes: vec![Episode::Served, Episode::FailedPull, Episode::Served],
-        lag: [0; 5],
+        episodes: vec![Episode::Served],
+        lag: [0, 414, 0, 0, 89],
         faults: vec![Fault::Relist {
-            kind: 3,
-            at: 67382,
+            kind: 2,
+            at: 3929,
             gap: 100,
         }],
     };

@@ -753,6 +753,20 @@ impl Machine {
         });
     }
 
+    /// The earliest object second that bounds the wake's start: the `Queued` transition,
+    /// its first pod's creation, the revision's creation for an initial start.
+    fn start_bound(&self, w: &Wake) -> Option<DateTime<Utc>> {
+        let queued = w.queued.and_then(|q| DateTime::from_timestamp(q, 0));
+        let pod = self
+            .pods
+            .iter()
+            .filter(|p| p.created_second() >= w.floor)
+            .map(|p| p.snap.created)
+            .min();
+        let created = self.created.filter(|_| w.kind == WakeKind::Initial);
+        [queued, pod, created].into_iter().flatten().min()
+    }
+
     /// Every pod serving now belongs to a serving period already explained.
     fn account_serving(&mut self) {
         for p in self.pods.iter_mut().filter(|p| p.snap.serving()) {
@@ -783,7 +797,14 @@ impl Machine {
         }
         remember(&mut self.recorded, start_second);
         let served = outcome == Outcome::Served;
-        let start = w.requested;
+        // Known to the second only: the duration is an upper bound, so its start is the
+        // earliest whole second the objects give for it, even if an arrival came later.
+        let start = match self.start_bound(w) {
+            Some(b) if !(w.requested.exact && end.exact) && b < w.requested.wall => {
+                w.requested.shifted(b)
+            }
+            _ => w.requested,
+        };
         Some(Finished {
             kind: w.kind,
             outcome,

@@ -35,7 +35,7 @@ impl Cluster {
             objects: Mutex::new(Objects::new(scenario.history_events)),
             faults: Faults::default(),
             truth: Truth::default(),
-            control: Control::new(scenario.seed),
+            control: Control::new(scenario.seed, scenario.kpa_write_order),
             bookmark_interval: Duration::from_millis(scenario.bookmark_interval_ms.max(50)),
             shutdown,
         })

@@ -23,8 +23,8 @@ use super::cluster::Cluster;
 use super::knative::{self as kn, RevisionIdentity, condition, set_condition};
 use super::objects::k8s_time;
 use super::resources::{CONFIG_MAP, DEPLOYMENT, POD_AUTOSCALER, REVISION, SERVICE};
-use super::scenario::{FailureMode, Scenario, StartMode, Timing};
-use crate::measure::knobs::{ClusterDefaults, Knobs};
+use super::scenario::{FailureMode, Scenario, StartMode, Timing, WriteOrder};
+use super::settings::Settings;
 use crate::measure::wake::WakeKind;
 
 /// Where a revision stands, as requests waiting in the activator see it.
@@ -40,6 +40,8 @@ pub enum Readiness {
 pub struct Profile {
     pub timing: Timing,
     pub failure: Option<FailureMode>,
+    /// Only this many starts of each revision fail; the rest serve. None: all fail.
+    pub failing_starts: Option<u32>,
     pub start: StartMode,
 }
 
@@ -52,6 +54,8 @@ struct Rev {
     last_request_end: Instant,
     pods: Vec<String>,
     truth: Option<usize>,
+    /// Starts so far (initial and wakes), for `failing_starts`.
+    starts: u32,
 }
 
 #[derive(Default)]
@@ -71,15 +75,17 @@ pub(crate) struct Control {
 
 struct State {
     rng: StdRng,
+    write_order: WriteOrder,
     services: HashMap<Key, SvcState>,
     revisions: HashMap<Key, Rev>,
 }
 
 impl Control {
-    pub fn new(seed: u64) -> Self {
+    pub fn new(seed: u64, write_order: WriteOrder) -> Self {
         Self {
             state: Mutex::new(State {
                 rng: StdRng::seed_from_u64(seed),
+                write_order,
                 services: HashMap::new(),
                 revisions: HashMap::new(),
             }),
@@ -89,6 +95,16 @@ impl Control {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether this wake's KPA reconcile writes the Deployment before the PA status.
+    pub fn deployment_first(&self) -> bool {
+        let mut st = self.lock();
+        match st.write_order {
+            WriteOrder::DeploymentFirst => true,
+            WriteOrder::AutoscalerFirst => false,
+            WriteOrder::Random => rand::Rng::random_bool(&mut st.rng, 0.5),
+        }
     }
 }
 
@@ -129,7 +145,8 @@ impl Drop for InFlight {
 }
 
 impl Cluster {
-    pub(crate) fn defaults(&self) -> ClusterDefaults {
+    /// A revision's Knative settings, read from its annotations and the ConfigMaps.
+    pub(crate) fn settings_of(&self, annotations: &BTreeMap<String, String>) -> Settings {
         let objects = self.lock();
         let data = |name: &str| -> BTreeMap<String, String> {
             objects
@@ -137,11 +154,11 @@ impl Cluster {
                 .and_then(|cm| serde_json::from_value(cm["data"].clone()).ok())
                 .unwrap_or_default()
         };
-        ClusterDefaults::from_config_maps(&data("config-autoscaler"), &data("config-deployment"))
-    }
-
-    fn knobs_of(&self, id: &RevisionIdentity) -> Knobs {
-        Knobs::resolve(&id.annotations, &self.defaults(), true)
+        Settings::resolve(
+            annotations,
+            &data("config-autoscaler"),
+            &data("config-deployment"),
+        )
     }
 
     /// Creates the ConfigMaps and services of a scenario and starts its traffic.
@@ -159,6 +176,7 @@ impl Cluster {
             let profile = Profile {
                 timing: spec.timing.clone(),
                 failure: spec.failure,
+                failing_starts: spec.failing_starts,
                 start: spec.start,
             };
             for name in spec.names() {
@@ -285,7 +303,7 @@ impl Cluster {
         let now = Utc::now();
         let Ok(rev) = self
             .lock()
-            .create(REVISION, namespace, kn::revision(&id, now))
+            .create_with_status(REVISION, namespace, kn::revision(&id, now))
         else {
             return;
         };
@@ -293,20 +311,21 @@ impl Cluster {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let knobs = self.knobs_of(&id);
+        let settings = self.settings_of(&id.annotations);
         let idle_start = profile.start == StartMode::Idle;
         let replicas = if idle_start {
             0
         } else {
-            knobs.min_instances.max(1)
+            settings.initial_replicas
         };
         {
             let mut objects = self.lock();
-            let _ = objects.create(POD_AUTOSCALER, namespace, kn::pod_autoscaler(&id, now));
-            let _ = objects.create(
+            let _ =
+                objects.create_with_status(POD_AUTOSCALER, namespace, kn::pod_autoscaler(&id, now));
+            let _ = objects.create_with_status(
                 DEPLOYMENT,
                 namespace,
-                kn::deployment(&id, replicas, knobs.progress_deadline_seconds),
+                kn::deployment(&id, replicas, settings.progress_deadline_s),
             );
             let _ = objects.update(SERVICE, namespace, name, |s| {
                 s["status"]["observedGeneration"] = s["metadata"]["generation"].clone();
@@ -334,6 +353,7 @@ impl Cluster {
                     last_request_end: Instant::now(),
                     pods: Vec::new(),
                     truth: None,
+                    starts: 0,
                 },
             );
         }
@@ -459,8 +479,7 @@ impl Cluster {
         let started = Instant::now();
         let revision = self.target_revision(namespace, service)?;
         let key = (namespace.to_owned(), revision.clone());
-        let defaults = self.defaults();
-        let (mut rx, cold, knobs) = {
+        let (mut rx, cold, annotations) = {
             let mut st = self.control.lock();
             let rev = st
                 .revisions
@@ -469,12 +488,9 @@ impl Cluster {
             rev.in_flight += 1;
             let rx = rev.readiness.subscribe();
             let state = rx.borrow().clone();
-            (
-                rx,
-                state != Readiness::Ready,
-                Knobs::resolve(&rev.id.annotations, &defaults, true),
-            )
+            (rx, state != Readiness::Ready, rev.id.annotations.clone())
         };
+        let settings = self.settings_of(&annotations);
         let _in_flight = InFlight {
             cluster: self.clone(),
             key: key.clone(),
@@ -482,8 +498,7 @@ impl Cluster {
         if matches!(*rx.borrow(), Readiness::Idle | Readiness::Failed(_)) {
             self.start_wake(&key, WakeKind::Wake, 1);
         }
-        let limit =
-            deadline.unwrap_or(Duration::from_secs(knobs.activation_timeout_seconds() + 60));
+        let limit = deadline.unwrap_or(Duration::from_secs(settings.activation_timeout_s() + 60));
         let outcome = {
             let waited =
                 tokio::time::timeout(limit, rx.wait_for(|r| *r != Readiness::Waking)).await;
@@ -558,14 +573,19 @@ impl Cluster {
     ) -> Option<(RevisionIdentity, Profile, (u64, u64, u64))> {
         let mut st = self.control.lock();
         let State { rng, revisions, .. } = &mut *st;
-        let rev = revisions.get(key)?;
+        let rev = revisions.get_mut(key)?;
+        rev.starts += 1;
         let t = &rev.profile.timing;
         let samples = (
             t.provisioning_ms.sample(rng),
             t.pulling_image_ms.sample(rng),
             t.starting_ms.sample(rng),
         );
-        Some((rev.id.clone(), rev.profile.clone(), samples))
+        let mut profile = rev.profile.clone();
+        if profile.failing_starts.is_some_and(|n| rev.starts > n) {
+            profile.failure = None;
+        }
+        Some((rev.id.clone(), profile, samples))
     }
 
     pub(crate) fn control_set_truth(&self, key: &Key, index: usize) {

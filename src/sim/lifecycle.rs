@@ -20,11 +20,12 @@ use super::objects::k8s_time;
 use super::resources::{DEPLOYMENT, POD, POD_AUTOSCALER, REVISION};
 use super::scenario::FailureMode;
 use super::truth::TruthWake;
-use crate::measure::knobs::Knobs;
 use crate::measure::wake::{Outcome, WakeKind};
 
 type Key = (String, String);
 
+/// Between the two writes of the KPA's reconcile.
+const KPA_WRITE_GAP: Duration = Duration::from_millis(3);
 /// The ReplicaSet controller's delay between the Deployment scale-up and the pod.
 const POD_CREATE_DELAY: Duration = Duration::from_millis(20);
 const IDLE_POLL: Duration = Duration::from_millis(100);
@@ -58,55 +59,57 @@ impl Cluster {
         let Some((id, profile, samples)) = self.control_wake_inputs(key) else {
             return;
         };
-        let knobs = Knobs::resolve(&id.annotations, &self.defaults(), true);
+        let settings = self.settings_of(&id.annotations);
         let (prov, pull, start) = samples;
         let user = id.container["name"]
             .as_str()
             .unwrap_or(kn::USER_CONTAINER)
             .to_owned();
         let began = Instant::now();
-        let timeout = Duration::from_secs(knobs.activation_timeout_seconds());
+        let timeout = Duration::from_secs(settings.activation_timeout_s());
 
-        // 1. The autoscaler's writes: Deployment first, then the PA, then the Revision.
+        // 1. The autoscaler's writes, two API calls of one reconcile a few milliseconds
+        // apart: the Deployment's scale and the PA status, in the order the scenario
+        // asks for, then the Revision. A wake's PA may still show the `TimedOut` of the
+        // last one until its status is written.
         let started_at = Utc::now();
-        {
-            let mut objects = self.lock();
-            if kind == WakeKind::Wake {
-                let _ = objects.update(DEPLOYMENT, &ns, &id.deployment_name(), |d| {
+        let scale = |cluster: &Cluster| {
+            let _ = cluster
+                .lock()
+                .update(DEPLOYMENT, &ns, &id.deployment_name(), |d| {
                     d["spec"]["replicas"] = json!(replicas)
                 });
-            }
-            let _ = objects.update(POD_AUTOSCALER, &ns, &name, |pa| {
+        };
+        let status = |cluster: &Cluster| {
+            let _ = cluster.lock().update(POD_AUTOSCALER, &ns, &name, |pa| {
                 pa["status"]["desiredScale"] = json!(replicas);
-                set_condition(
-                    pa,
-                    condition(
-                        "Active",
-                        "Unknown",
-                        Some("Queued"),
-                        Some(kn::QUEUED),
-                        started_at,
-                    ),
-                );
-                set_condition(
-                    pa,
-                    condition(
-                        "Ready",
-                        "Unknown",
-                        Some("Queued"),
-                        Some(kn::QUEUED),
-                        started_at,
-                    ),
-                );
+                for c in ["Active", "Ready"] {
+                    set_condition(
+                        pa,
+                        condition(c, "Unknown", Some("Queued"), Some(kn::QUEUED), started_at),
+                    );
+                }
             });
-            let _ = objects.update(REVISION, &ns, &name, |r| {
-                r["status"]["desiredReplicas"] = json!(replicas);
-                set_condition(
-                    r,
-                    kn::revision_active("Unknown", Some("Queued"), Some(kn::QUEUED), Utc::now()),
-                );
-            });
+        };
+        let deployment_first = kind == WakeKind::Wake && self.control.deployment_first();
+        if deployment_first {
+            scale(self);
+        } else {
+            status(self);
         }
+        tokio::time::sleep(KPA_WRITE_GAP).await;
+        if deployment_first {
+            status(self);
+        } else if kind == WakeKind::Wake {
+            scale(self);
+        }
+        let _ = self.lock().update(REVISION, &ns, &name, |r| {
+            r["status"]["desiredReplicas"] = json!(replicas);
+            set_condition(
+                r,
+                kn::revision_active("Unknown", Some("Queued"), Some(kn::QUEUED), Utc::now()),
+            );
+        });
         let truth = self.truth.begin(TruthWake {
             namespace: ns.clone(),
             service: id.service.clone(),
@@ -136,7 +139,7 @@ impl Cluster {
             let now = Utc::now();
             let mut objects = self.lock();
             for p in &pods {
-                let _ = objects.create(POD, &ns, kn::pod(&id, p, now));
+                let _ = objects.create_with_status(POD, &ns, kn::pod(&id, p, now));
             }
         }
         self.control_set_pods(key, pods.clone());
@@ -327,13 +330,9 @@ impl Cluster {
         if kind == WakeKind::Initial {
             self.route_to(&ns, &id.service, &name);
         }
-        if knobs.min_instances == 0 {
-            self.watch_idle(
-                key,
-                epoch,
-                Duration::from_secs(knobs.idle_timeout_seconds()),
-            )
-            .await;
+        if settings.min_scale == 0 {
+            self.watch_idle(key, epoch, Duration::from_secs(settings.idle_window_s()))
+                .await;
         }
     }
 

@@ -7,6 +7,7 @@
 //! - [`api`]: list, watch, get, create, replace, patch, delete, status, over HTTP;
 //! - [`knative`], [`control`], [`lifecycle`]: Knative and the kubelet in miniature;
 //! - [`truth`], [`faults`], [`scenario`]: ground truth, fault injection, scenario files;
+//! - [`settings`]: the control plane's own reading of Knative's settings;
 //! - [`cluster`], [`admin`]: the handle, the server, the activator and admin endpoints.
 
 pub mod admin;
@@ -20,6 +21,7 @@ pub mod objects;
 pub mod resources;
 pub mod scenario;
 pub mod selector;
+pub mod settings;
 pub mod truth;
 
 pub use cluster::{Cluster, Simulator};

@@ -26,10 +26,24 @@ pub struct Scenario {
     /// How many changes the API server remembers for watches to resume from.
     #[serde(default = "default_history")]
     pub history_events: usize,
+    /// The order of the KPA's writes when it wakes a revision: the Deployment's scale
+    /// first (what the KPA does), the PA status first (what a client of separate watches
+    /// may see), or either, drawn per wake from the seed.
+    #[serde(default)]
+    pub kpa_write_order: WriteOrder,
     #[serde(default)]
     pub services: Vec<ServiceSpec>,
     #[serde(default)]
     pub traffic: Vec<TrafficSpec>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteOrder {
+    DeploymentFirst,
+    AutoscalerFirst,
+    #[default]
+    Random,
 }
 
 fn default_bookmark_ms() -> u64 {
@@ -63,6 +77,10 @@ pub struct ServiceSpec {
     pub timing: Timing,
     #[serde(default)]
     pub failure: Option<FailureMode>,
+    /// With `failure`: only the first this-many starts of each revision (its initial start
+    /// counts) fail, the later ones serve; all fail when absent.
+    #[serde(default)]
+    pub failing_starts: Option<u32>,
     /// `initial` runs each revision's first start; `idle` creates revisions already scaled
     /// to zero (for large scenarios).
     #[serde(default)]
