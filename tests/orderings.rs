@@ -579,13 +579,12 @@ fn trace_one() {
         seed,
         born_at_zero: false,
         initial_scale: 1,
-        deployment_first: None,
-        episodes: vec![Episode::Served],
-        lag: [0, 414, 0, 0, 89],
-        faults: vec![Fault::Relist {
-            kind: 2,
-            at: 3929,
-            gap: 100,
+        deployment_first: Some(true),
+        episodes: vec![Episode::Aborted, Episode::Aborted],
+        lag: [0, 0, 20, 498, 0],
+        faults: vec![Fault::Restart {
+            at: 13501,
+            down: 461,
         }],
     };
     let (world, stored, expected) = run(&case);

@@ -233,17 +233,20 @@ impl Machine {
             w.floor = w.floor.min(start_second - 1);
             w.evidence = true;
         }
-        // Whatever wants pods now rose for it before the restart.
-        if self.deployment.is_some_and(|d| d.replicas > 0) {
-            self.claimed[Stream::Deployment as usize] = id;
-        }
-        if self
-            .pa
-            .as_ref()
-            .and_then(Autoscaler::desired)
-            .is_some_and(|d| d > 0)
-        {
-            self.claimed[Stream::Autoscaler as usize] = id;
+        // The lists are fresh: whatever wants pods now rose for it before the restart,
+        // and whatever is back at zero already rose and fell for it.
+        let levels = [
+            self.deployment.map(|d| d.replicas),
+            self.pa.as_ref().and_then(Autoscaler::desired),
+        ];
+        for (s, level) in levels.into_iter().enumerate() {
+            let Some(level) = level else { continue };
+            self.claimed[s] = id;
+            if level == 0
+                && let Some(w) = self.wake.as_mut()
+            {
+                w.fell[s] = true;
+            }
         }
     }
 
@@ -317,6 +320,9 @@ impl Machine {
     pub fn set_pod(&mut self, snap: PodSnap, stamp: Stamp, t: &Thresholds) {
         match self.pods.iter_mut().find(|p| p.snap.name == snap.name) {
             Some(p) if snap.version != 0 && snap.version <= p.snap.version => {}
+            // A name can come back: another pod, created later, whose old namesake's
+            // deletion fell in a watch gap. It inherits nothing.
+            Some(p) if p.snap.created != snap.created => *p = Pod::new(snap, stamp, t),
             Some(p) => p.update(snap, stamp, t),
             None => self.pods.push(Pod::new(snap, stamp, t)),
         }
@@ -485,54 +491,10 @@ impl Machine {
         dep || pa
     }
 
-    /// The first pod to turn serving, and when.
-    fn first_ready(&self) -> Option<&Pod> {
-        self.pods
-            .iter()
-            .filter(|p| p.snap.serving())
-            .min_by_key(|p| p.snap.ready.as_ref().and_then(|c| c.since))
-    }
-
     /// No rise explains what the objects show: a wake underway, or one already served.
     fn settle_quiet(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
-        if let Some(pod) = self.first_ready() {
-            let created = pod.snap.created;
-            let ready = pod.ready;
-            let accounted = self.last_recorded_serving.is_some_and(|l| created <= l)
-                || self.last.is_some_and(|l| {
-                    (l.start_second - 1..=l.end_second).contains(&created.timestamp())
-                })
-                || self.pods.iter().any(|p| p.accounted && p.snap.serving())
-                // The PA has been `Active=True` since the last wake served: more pods of
-                // that serving period, not a wake.
-                || self.last.is_some_and(|l| {
-                    self.pa
-                        .as_ref()
-                        .and_then(|p| p.active)
-                        .is_some_and(|(since, _)| since.timestamp() <= l.end_second + 1)
-                });
-            if accounted {
-                self.served_before = true;
-                self.failure = None;
-                self.account_serving();
-                return;
-            }
-            // A serving pod while the PA says it is inactive is one that is being removed.
-            let pa_says_idle = self.pa.as_ref().is_some_and(|p| {
-                p.snap
-                    .active
-                    .as_ref()
-                    .is_some_and(|c| c.is(CondStatus::False))
-            });
-            if pa_says_idle {
-                return;
-            }
-            // Served while this process was not looking: rebuild it from timestamps.
-            let (Some(kind), Some(end)) = (self.kind_if_known(Some(created)), ready) else {
-                return; // the Revision or its Deployment will tell
-            };
-            self.open_as(kind, At::back_from(now, created), ctx);
-            return self.close(Some(Outcome::Served), end, now, out);
+        if self.pods.iter().any(|p| p.snap.serving()) {
+            return self.settle_serving(now, ctx, out);
         }
         // Knative gave up on a wake while this process was not looking: its TimedOut is
         // newer than anything recorded, and came one activation timeout after the start.
@@ -625,6 +587,62 @@ impl Machine {
                 self.claimed[Stream::Autoscaler as usize] = id;
             }
         }
+    }
+
+    /// Pods serve and no wake is open: a serving period already explained, or one this
+    /// process did not see begin, rebuilt from timestamps.
+    fn settle_serving(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        // The PA turned `Active=True` after the last wake ended: the revision was inactive
+        // in between, so this serving is new even if a stale pod still looks ready.
+        let pa_active = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.active)
+            .map(|(s, _)| s.timestamp());
+        let new_period = match (self.last, pa_active) {
+            (Some(l), Some(since)) => since > l.end_second + 1,
+            _ => false,
+        };
+        let explained = |p: &Pod| {
+            p.accounted
+                || self
+                    .last_recorded_serving
+                    .is_some_and(|l| p.snap.created <= l)
+                || self.last.is_some_and(|l| {
+                    (l.start_second - 1..=l.end_second).contains(&p.created_second())
+                })
+        };
+        let continuing = !new_period
+            && (self.pods.iter().any(|p| p.snap.serving() && explained(p))
+                || self
+                    .last
+                    .is_some_and(|l| pa_active.is_some_and(|s| s <= l.end_second + 1)));
+        let unseen = self
+            .pods
+            .iter()
+            .filter(|p| p.snap.serving() && !explained(p))
+            .min_by_key(|p| p.snap.ready.as_ref().and_then(|c| c.since))
+            .map(|p| (p.snap.created, p.ready));
+        // A serving pod while the PA says it is inactive is one that is being removed.
+        let pa_says_idle = self.pa.as_ref().is_some_and(|p| {
+            p.snap
+                .active
+                .as_ref()
+                .is_some_and(|c| c.is(CondStatus::False))
+        });
+        let Some((created, Some(end))) = unseen.filter(|_| !continuing && !pa_says_idle) else {
+            if unseen.is_none() || continuing {
+                self.served_before = true;
+                self.failure = None;
+                self.account_serving();
+            }
+            return;
+        };
+        let Some(kind) = self.kind_if_known(Some(created)) else {
+            return; // the Revision or its Deployment will tell
+        };
+        self.open_as(kind, At::back_from(now, created), ctx);
+        self.close(Some(Outcome::Served), end, now, out);
     }
 
     /// Moves the open wake on with what the objects show now.

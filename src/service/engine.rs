@@ -79,7 +79,7 @@ impl Engine {
             shutdown.clone(),
         ));
 
-        let client = loop {
+        let (client, starts) = loop {
             match watch::connect(settings.kubeconfig.as_deref()).await {
                 Ok(c) => break c,
                 Err(e) => {
@@ -92,7 +92,7 @@ impl Engine {
             }
         };
         let (tx, mut rx) = mpsc::channel(4_096);
-        let watchers = watch::spawn(&client, &settings.watch, tx, shutdown.clone());
+        let watchers = watch::spawn(&client, &starts, &settings.watch, tx, shutdown.clone());
         let mut health: HashMap<&'static str, KindHealth> =
             KINDS.iter().map(|k| (*k, KindHealth::default())).collect();
         let mut ticker = tokio::time::interval(TICK);
@@ -103,9 +103,14 @@ impl Engine {
                         if let Some(h) = health.get_mut(kind) {
                             h.last_ok = Some(Instant::now());
                         }
-                        tracker.apply(*obs, stamp)
+                        let dbg = std::env::var_os("FAULT_TRACE").is_some();
+                        if dbg { eprintln!("TRACE {} {kind} {:?} {}", stamp.wall.format("%S%.3f"), stamp.via, format!("{obs:?}").chars().take(400).collect::<String>()); }
+                        let out = tracker.apply(*obs, stamp);
+                        if dbg { for w in &out.wakes { eprintln!("TRACE   => {:?} {:?} {} {:?} {}", w.revision, w.outcome, w.duration_ms, w.precision, w.requested_at.format("%S%.3f")); } }
+                        out
                     }
                     Some(Feed::Listed(kind)) => {
+                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} {kind} LISTED", Utc::now().format("%S%.3f")); }
                         if let Some(h) = health.get_mut(kind) {
                             h.listed = true;
                             h.last_ok = Some(Instant::now());
@@ -121,6 +126,7 @@ impl Engine {
                         }
                     }
                     Some(Feed::Failed(kind)) => {
+                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} {kind} FAILED", Utc::now().format("%S%.3f")); }
                         if let Some(h) = health.get_mut(kind) {
                             h.last_err = Some(Instant::now());
                         }

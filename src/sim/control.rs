@@ -602,7 +602,8 @@ impl Cluster {
 
     pub(crate) fn next_pod_name(&self, id: &RevisionIdentity) -> String {
         let n = self.control.pod_seq.fetch_add(1, Ordering::AcqRel);
-        let suffix = &kn::short_hash(&format!("{}-{n}", id.uid))[..5];
+        // The low digits: FNV-1a leaves the high ones unchanged for nearby inputs.
+        let suffix = &kn::short_hash(&format!("{}-{n}", id.uid))[5..];
         format!(
             "{}-{}-{suffix}",
             id.deployment_name(),

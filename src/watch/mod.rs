@@ -9,6 +9,7 @@
 //! the keys it has seen and reports the missing ones as gone once the list is complete.
 
 pub mod convert;
+pub mod reconnect;
 pub mod types;
 
 use std::collections::{HashMap, HashSet};
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::measure::observe::{Observation, Stamp, Via};
 use convert::REVISION_UID_LABEL;
+use reconnect::WatchStarts;
 
 /// Errors of the watch layer.
 #[derive(Debug, thiserror::Error)]
@@ -72,8 +74,9 @@ pub struct WatchSettings {
     pub knative_namespace: String,
 }
 
-/// A client from the given kubeconfig, else in-cluster or the default kubeconfig.
-pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, WatchError> {
+/// A client from the given kubeconfig, else in-cluster or the default kubeconfig, and
+/// what it notes of its watches' (re)starts.
+pub async fn connect(kubeconfig: Option<&Path>) -> Result<(Client, WatchStarts), WatchError> {
     let config = match kubeconfig {
         Some(path) => {
             let kc = kube::config::Kubeconfig::read_from(path).map_err(|source| {
@@ -91,7 +94,12 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, WatchError> {
         }
         None => kube::Config::infer().await.map_err(WatchError::Infer)?,
     };
-    Client::try_from(config).map_err(WatchError::Client)
+    let starts = WatchStarts::default();
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(WatchError::Client)?
+        .with_layer(&starts)
+        .build();
+    Ok((client, starts))
 }
 
 fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
@@ -110,6 +118,7 @@ type Converted = Option<(String, Observation, Option<Observation>)>;
 /// Starts every watcher; they run until `shutdown`.
 pub fn spawn(
     client: &Client,
+    starts: &WatchStarts,
     s: &WatchSettings,
     tx: mpsc::Sender<Feed>,
     shutdown: CancellationToken,
@@ -122,6 +131,7 @@ pub fn spawn(
             api::<types::KnativeService>(client, ns),
             watcher::Config::default(),
             "services",
+            starts.clone(),
             tx.clone(),
             shutdown.clone(),
             move |o| {
@@ -141,6 +151,7 @@ pub fn spawn(
             api::<types::Revision>(client, ns),
             watcher::Config::default(),
             "revisions",
+            starts.clone(),
             tx.clone(),
             shutdown.clone(),
             |o| {
@@ -155,6 +166,7 @@ pub fn spawn(
             api::<types::PodAutoscaler>(client, ns),
             with_uid(),
             "podautoscalers",
+            starts.clone(),
             tx.clone(),
             shutdown.clone(),
             |o| Some((String::new(), convert::autoscaler(o)?, None)),
@@ -163,6 +175,7 @@ pub fn spawn(
             api::<types::Deployment>(client, ns),
             with_uid(),
             "deployments",
+            starts.clone(),
             tx.clone(),
             shutdown.clone(),
             |o| Some((String::new(), convert::deployment(o)?, None)),
@@ -171,6 +184,7 @@ pub fn spawn(
             api::<types::Pod>(client, ns),
             with_uid(),
             "pods",
+            starts.clone(),
             tx.clone(),
             shutdown.clone(),
             |o| {
@@ -193,6 +207,7 @@ pub fn spawn(
             Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
             watcher::Config::default(),
             "configmaps",
+            starts.clone(),
             tx,
             shutdown,
             |o| {
@@ -214,6 +229,7 @@ async fn run<K, F>(
     api: Api<K>,
     config: watcher::Config,
     kind: &'static str,
+    starts: WatchStarts,
     tx: mpsc::Sender<Feed>,
     shutdown: CancellationToken,
     convert: F,
@@ -227,7 +243,7 @@ async fn run<K, F>(
     let mut known: HashMap<String, Observation> = HashMap::new();
     let mut listing: Option<HashSet<String>> = None;
     let mut failures: u64 = 0;
-    let mut replay = Replay::default();
+    let mut replay = Replay::new(kind, starts);
     loop {
         let item = tokio::select! {
             item = stream.next() => item,
@@ -278,7 +294,7 @@ async fn run<K, F>(
                     }
                 }
                 failures = 0;
-                replay = Replay::default();
+                replay.listed();
                 out.push(Feed::Listed(kind));
             }
             Err(e) => {
@@ -301,21 +317,38 @@ async fn run<K, F>(
     }
 }
 
-/// After a watch error, kube-rs resumes the watch from the last version it saw, and the
-/// server sends what changed meanwhile in one burst, long after it happened. Events of
-/// that burst are [`Via::Resumed`]: their arrival does not date their change.
-#[derive(Debug, Default)]
+/// Whether a streamed event arrived as it happened, or in a catch-up burst: after a watch
+/// error (kube-rs resumes from the last version it saw, and the server sends what changed
+/// meanwhile at once), or in the first moments of any (re)started watch ([`reconnect`]).
+/// Events of such a burst are [`Via::Resumed`]: their arrival does not date their change.
+#[derive(Debug)]
 struct Replay {
+    kind: &'static str,
+    starts: WatchStarts,
     failed: bool,
     until: Option<std::time::Instant>,
 }
 
-/// How long the burst after a resumed watch lasts.
+/// How long the burst after a watch error lasts.
 const REPLAY_BURST: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl Replay {
+    fn new(kind: &'static str, starts: WatchStarts) -> Self {
+        Self {
+            kind,
+            starts,
+            failed: false,
+            until: None,
+        }
+    }
+
     fn failed(&mut self) {
         self.failed = true;
+        self.until = None;
+    }
+
+    fn listed(&mut self) {
+        self.failed = false;
         self.until = None;
     }
 
@@ -324,9 +357,11 @@ impl Replay {
         if std::mem::take(&mut self.failed) {
             self.until = Some(now + REPLAY_BURST);
         }
-        match self.until {
-            Some(until) if now < until => Stamp::now(Via::Resumed),
-            _ => Stamp::now(Via::Watched),
+        let after_error = self.until.is_some_and(|until| now < until);
+        if after_error || self.starts.catching_up(self.kind, now) {
+            Stamp::now(Via::Resumed)
+        } else {
+            Stamp::now(Via::Watched)
         }
     }
 }

@@ -2,6 +2,8 @@
 //! tokens and releases.
 #![allow(dead_code)]
 
+pub mod fault_run;
+
 use std::sync::Arc;
 use std::time::Duration;
 
