@@ -563,7 +563,9 @@ impl Machine {
             .pods
             .iter()
             .filter(|p| !p.snap.deleting && after_last(p.created_second()))
-            .map(|p| p.created)
+            // A pod comes after the scale-up that began its wake: seen first, it bounds
+            // the start by its creation second, it does not time it.
+            .map(|p| p.created.shifted(p.snap.created))
             .reduce(At::earliest);
         let initial = self.kind_of_new(None) == WakeKind::Initial && self.wants();
         let start = match (queued.map(|q| q.1), pending) {
@@ -603,8 +605,9 @@ impl Machine {
             (Some(l), Some(since)) => since > l.end_second + 1,
             _ => false,
         };
+        // What continuity explained before is undone by a PA that shows a new period.
         let explained = |p: &Pod| {
-            p.accounted
+            (p.accounted && !new_period)
                 || self
                     .last_recorded_serving
                     .is_some_and(|l| p.snap.created <= l)

@@ -103,14 +103,9 @@ impl Engine {
                         if let Some(h) = health.get_mut(kind) {
                             h.last_ok = Some(Instant::now());
                         }
-                        let dbg = std::env::var_os("FAULT_TRACE").is_some();
-                        if dbg { eprintln!("TRACE {} {kind} {:?} {}", stamp.wall.format("%S%.3f"), stamp.via, format!("{obs:?}").chars().take(400).collect::<String>()); }
-                        let out = tracker.apply(*obs, stamp);
-                        if dbg { for w in &out.wakes { eprintln!("TRACE   => {:?} {:?} {} {:?} {}", w.revision, w.outcome, w.duration_ms, w.precision, w.requested_at.format("%S%.3f")); } }
-                        out
+                        tracker.apply(*obs, stamp)
                     }
                     Some(Feed::Listed(kind)) => {
-                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} {kind} LISTED", Utc::now().format("%S%.3f")); }
                         if let Some(h) = health.get_mut(kind) {
                             h.listed = true;
                             h.last_ok = Some(Instant::now());
@@ -126,7 +121,6 @@ impl Engine {
                         }
                     }
                     Some(Feed::Failed(kind)) => {
-                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} {kind} FAILED", Utc::now().format("%S%.3f")); }
                         if let Some(h) = health.get_mut(kind) {
                             h.last_err = Some(Instant::now());
                         }

@@ -95,7 +95,10 @@ pub async fn run(seed: u64) -> Report {
     for (ns, svc) in SERVICES {
         cluster.force_idle(ns, &format!("{svc}-00001"));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A wake is known by its revision and start second, and Knative never wakes a
+    // revision in the second its last start began (scaling to zero takes the stable
+    // window): the first wake comes more than a second after the initial start.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     let stop_faults = tokio_util::sync::CancellationToken::new();
     let faults = {
         let c = cluster.clone();
