@@ -226,7 +226,7 @@ impl Service {
     }
 
     fn take(&mut self, out: scaling_facts::measure::tracker::Output, at: i64) {
-        for w in out.wakes {
+        for w in out.wakes.into_iter().map(|r| r.wake) {
             self.stored
                 .entry((w.revision_uid.clone(), w.start_second))
                 .or_insert(w);
@@ -331,7 +331,7 @@ fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 }
                 trace(at, &format!("{via:?} {}", short(&obs)));
                 let out = svc.tracker.apply(*obs, svc.stamp(at, via));
-                for w in &out.wakes {
+                for w in out.wakes.iter().map(|r| &r.wake) {
                     trace(
                         at,
                         &format!(

@@ -179,14 +179,14 @@ impl FactsBook {
         }
     }
 
-    /// Replaces a release's facts. Unchanged facts are not broadcast.
+    /// Replaces a release's facts and broadcasts them. Whether they changed is decided
+    /// once, upstream, by the tracker's fingerprint of what readers see.
     pub fn upsert(&self, facts: ReleaseFacts) {
         let scaling_json = Bytes::from(serde_json::to_vec(&facts.scaling).expect("plain data"));
         let release = facts.release.clone();
         {
             let mut map = self.write();
             let cold_starts = match map.get(&release) {
-                Some(old) if old.facts == facts => return,
                 Some(old) => old.cold_starts.clone(),
                 None => Arc::new(ColdStarts {
                     release: release.clone(),

@@ -3,8 +3,10 @@
 //! - [`wake`]: a finished wake, the unit that is stored exactly once.
 //! - [`histogram`]: wake latencies in an HDR histogram and its stored encoding.
 //! - [`knobs`]: a revision's effective settings from annotations, ConfigMaps and defaults.
-//! - [`observe`]: what the watcher reports, as plain snapshots with arrival stamps;
-//! - [`machine`]: the per-revision wake state machine;
+//! - [`observe`]: what the watcher reports, as plain snapshots with their versions and
+//!   arrival stamps, and the typed keys of services and revisions;
+//! - [`machine`]: the per-revision wake state machine, deciding from evidence each object
+//!   orders by itself; [`machine::dating`] is the one place that dates a change;
 //! - [`stats`]: per-revision windows, histograms and reports;
 //! - [`tracker`]: every revision's machine and stats, and the release facts they make;
 //! - [`view`]: the facts in the shape the v1 API returns them;

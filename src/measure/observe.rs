@@ -162,6 +162,35 @@ pub struct RevisionSnap {
     pub reachable: bool,
 }
 
+/// A Knative Service by namespace and name: the identity of a release in the cluster
+/// (its release key may be a label instead, see [`ServiceSnap::release`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServiceKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ServiceKey {
+    pub fn new(namespace: &str, name: &str) -> Self {
+        Self {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// The release key when the Service has no release-UID label: `<name>.<namespace>`.
+    pub fn default_release(&self) -> String {
+        format!("{}.{}", self.name, self.namespace)
+    }
+}
+
+/// A revision by namespace and name, as traffic targets name it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RevisionName {
+    pub namespace: String,
+    pub name: String,
+}
+
 /// A Knative Service: a release.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceSnap {

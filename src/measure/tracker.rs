@@ -12,7 +12,7 @@ use super::facts::{IdleWindowParts, ReleaseFacts};
 use super::histogram::LatencyHistogram;
 use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
-use super::observe::{Observation, RevisionSnap, ServiceSnap, Stamp};
+use super::observe::{Observation, RevisionName, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::stats::{HistogramUpdate, RevisionStats, WindowSettings};
 use super::view::{
     ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
@@ -39,11 +39,32 @@ struct Rev {
     stats: RevisionStats,
 }
 
+impl Rev {
+    fn service_key(&self) -> ServiceKey {
+        ServiceKey::new(&self.namespace, &self.service)
+    }
+
+    fn revision_name(&self) -> RevisionName {
+        RevisionName {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
+}
+
+/// A wake to store, and the Knative Service it is a wake of (for metric labels, which
+/// are by namespace and service, whatever the release key).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub service: ServiceKey,
+    pub wake: WakeRecord,
+}
+
 /// What one observation produced.
 #[derive(Debug, Default)]
 pub struct Output {
     /// Wakes to store and log, in the order they ended.
-    pub wakes: Vec<WakeRecord>,
+    pub wakes: Vec<Recorded>,
     /// Wakes that began or ended, for the store's list of wakes underway.
     pub open: Vec<OpenChange>,
     pub histograms: Vec<HistogramUpdate>,
@@ -56,14 +77,14 @@ pub struct Tracker {
     deployment_cm: BTreeMap<String, String>,
     defaults: ClusterDefaults,
     revisions: HashMap<String, Rev>,
-    by_name: HashMap<(String, String), String>,
+    by_name: HashMap<RevisionName, String>,
     /// Revision UIDs of each service, so a release's revisions are found without a scan.
-    by_service: HashMap<(String, String), Vec<String>>,
-    services: HashMap<(String, String), ServiceSnap>,
+    by_service: HashMap<ServiceKey, Vec<String>>,
+    services: HashMap<ServiceKey, ServiceSnap>,
     /// Releases whose facts may have changed since the last `changed_facts`.
-    dirty: BTreeSet<(String, String)>,
+    dirty: BTreeSet<ServiceKey>,
     /// Releases whose cold-start report must be rebuilt.
-    dirty_reports: BTreeSet<(String, String)>,
+    dirty_reports: BTreeSet<ServiceKey>,
     /// A hash of each release's last published facts (without `updated_at`): enough to
     /// tell a change, at a fraction of the memory of a copy.
     last_facts: HashMap<String, u64>,
@@ -136,14 +157,14 @@ impl Tracker {
         let mut out = Output::default();
         let uid = match obs {
             Observation::Service(s) => {
-                let key = (s.namespace.clone(), s.name.clone());
+                let key = ServiceKey::new(&s.namespace, &s.name);
                 self.dirty.insert(key.clone());
                 self.dirty_reports.insert(key.clone());
                 self.services.insert(key, s);
                 return out;
             }
             Observation::ServiceGone { namespace, name } => {
-                if let Some(s) = self.services.remove(&(namespace, name)) {
+                if let Some(s) = self.services.remove(&ServiceKey { namespace, name }) {
                     self.last_facts.remove(&s.release);
                     self.removed.push(s.release);
                 }
@@ -172,17 +193,12 @@ impl Tracker {
                             revision_uid: uid.clone(),
                         });
                     }
-                    self.by_name
-                        .remove(&(rev.namespace.clone(), rev.name.clone()));
-                    if let Some(uids) = self
-                        .by_service
-                        .get_mut(&(rev.namespace.clone(), rev.service.clone()))
-                    {
+                    self.by_name.remove(&rev.revision_name());
+                    if let Some(uids) = self.by_service.get_mut(&rev.service_key()) {
                         uids.retain(|u| *u != uid);
                     }
-                    self.dirty
-                        .insert((rev.namespace.clone(), rev.service.clone()));
-                    self.dirty_reports.insert((rev.namespace, rev.service));
+                    self.dirty.insert(rev.service_key());
+                    self.dirty_reports.insert(rev.service_key());
                 }
                 return out;
             }
@@ -236,17 +252,23 @@ impl Tracker {
         rev.reachable = r.reachable;
         rev.annotations = r.annotations;
         rev.knobs = None;
-        self.by_name
-            .insert((r.namespace.clone(), r.name), r.uid.clone());
+        self.by_name.insert(
+            RevisionName {
+                namespace: r.namespace.clone(),
+                name: r.name,
+            },
+            r.uid.clone(),
+        );
         let uids = self
             .by_service
-            .entry((r.namespace.clone(), r.service.clone()))
+            .entry(ServiceKey::new(&r.namespace, &r.service))
             .or_default();
         if !uids.contains(&r.uid) {
             uids.push(r.uid.clone());
         }
-        self.dirty.insert((r.namespace.clone(), r.service.clone()));
-        self.dirty_reports.insert((r.namespace, r.service));
+        self.dirty.insert(ServiceKey::new(&r.namespace, &r.service));
+        self.dirty_reports
+            .insert(ServiceKey::new(&r.namespace, &r.service));
         r.uid
     }
 
@@ -274,7 +296,7 @@ impl Tracker {
                 },
             });
         }
-        let service = (rev.namespace.clone(), rev.service.clone());
+        let service = rev.service_key();
         // Any observation may change what the release looks like; unchanged facts are
         // filtered by their fingerprint before they reach the book.
         self.dirty.insert(service.clone());
@@ -288,7 +310,10 @@ impl Tracker {
             let record = to_record(f, release.clone(), rev, uid);
             out.histograms
                 .extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
-            out.wakes.push(record);
+            out.wakes.push(Recorded {
+                service: service.clone(),
+                wake: record,
+            });
         }
         self.dirty_reports.insert(service);
     }
@@ -345,12 +370,10 @@ impl Tracker {
     }
 
     fn release_of(&self, rev: &Rev) -> String {
-        self.services
-            .get(&(rev.namespace.clone(), rev.service.clone()))
-            .map_or_else(
-                || format!("{}.{}", rev.service, rev.namespace),
-                |s| s.release.clone(),
-            )
+        self.services.get(&rev.service_key()).map_or_else(
+            || rev.service_key().default_release(),
+            |s| s.release.clone(),
+        )
     }
 
     /// Facts of releases that changed since the last call, cold-start reports to replace,
@@ -379,7 +402,7 @@ impl Tracker {
 
     fn revisions_of<'a>(
         &'a self,
-        key: &'a (String, String),
+        key: &'a ServiceKey,
     ) -> impl Iterator<Item = (&'a String, &'a Rev)> + 'a {
         self.by_service
             .get(key)
@@ -389,7 +412,7 @@ impl Tracker {
     }
 
     /// The active revisions: traffic targets with percent > 0, else the newest revision.
-    fn active_of(&self, key: &(String, String)) -> Vec<(String, u32)> {
+    fn active_of(&self, key: &ServiceKey) -> Vec<(String, u32)> {
         let svc = &self.services[key];
         if !svc.traffic.is_empty() {
             return svc.traffic.clone();
@@ -400,7 +423,7 @@ impl Tracker {
             .unwrap_or_default()
     }
 
-    fn facts_of(&self, key: &(String, String), now: DateTime<Utc>) -> Option<ReleaseFacts> {
+    fn facts_of(&self, key: &ServiceKey, now: DateTime<Utc>) -> Option<ReleaseFacts> {
         let svc = self.services.get(key)?;
         let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
         let active = self.active_of(key);
@@ -413,7 +436,12 @@ impl Tracker {
             .collect();
         let revs: Vec<&Rev> = active
             .iter()
-            .filter_map(|(name, _)| self.by_name.get(&(svc.namespace.clone(), name.clone())))
+            .filter_map(|(name, _)| {
+                self.by_name.get(&RevisionName {
+                    namespace: svc.namespace.clone(),
+                    name: name.clone(),
+                })
+            })
             .filter_map(|uid| self.revisions.get(uid))
             .collect();
         if revs.is_empty() {
@@ -487,7 +515,7 @@ impl Tracker {
         Some(f)
     }
 
-    fn report_of(&self, key: &(String, String)) -> Option<ColdStarts> {
+    fn report_of(&self, key: &ServiceKey) -> Option<ColdStarts> {
         let svc = self.services.get(key)?;
         let active: BTreeSet<String> = self.active_of(key).into_iter().map(|(n, _)| n).collect();
         let mut revisions: Vec<_> = self

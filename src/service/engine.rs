@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::persist::{self, Write};
 use crate::measure::facts::FactsBook;
-use crate::measure::observe::{Stamp, Via};
+use crate::measure::observe::{ServiceKey, Stamp, Via};
 use crate::measure::stats::WindowSettings;
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
 use crate::measure::wake::{Outcome, WakeRecord};
@@ -207,9 +207,9 @@ impl Engine {
         output: Output,
         writes: &mpsc::UnboundedSender<Write>,
     ) {
-        for w in output.wakes {
-            self.observe_wake(&w);
-            let _ = writes.send(Write::Wake(Box::new(w)));
+        for r in output.wakes {
+            self.observe_wake(&r.service, &r.wake);
+            let _ = writes.send(Write::Wake(Box::new(r.wake)));
         }
         for h in output.histograms {
             let _ = writes.send(Write::Histogram(Box::new(h)));
@@ -230,7 +230,7 @@ impl Engine {
     }
 
     /// The one log line and the metrics of a recorded wake.
-    fn observe_wake(&self, w: &WakeRecord) {
+    fn observe_wake(&self, key: &ServiceKey, w: &WakeRecord) {
         tracing::info!(
             release = %w.release, revision = %w.revision, kind = %w.kind, outcome = %w.outcome,
             duration_ms = w.duration_ms, provisioning_ms = w.phases.provisioning_ms,
@@ -238,7 +238,7 @@ impl Engine {
             precision = %w.precision, failure_reason = w.failure_reason.as_deref(),
             requested_at = %w.requested_at.to_rfc3339(), "wake recorded"
         );
-        let (namespace, service) = self.namespace_service(w);
+        let (namespace, service) = (key.namespace.clone(), key.name.clone());
         self.metrics
             .wakes
             .get_or_create(&WakeLabels {
@@ -253,16 +253,6 @@ impl Engine {
                 .wake_duration
                 .get_or_create(&ServiceLabels { namespace, service })
                 .observe(w.duration_ms as f64 / 1000.0);
-        }
-    }
-
-    fn namespace_service(&self, w: &WakeRecord) -> (String, String) {
-        match self.book.get(&w.release) {
-            Some(e) => (e.facts.namespace.clone(), e.facts.service.clone()),
-            None => match w.release.rsplit_once('.') {
-                Some((service, namespace)) => (namespace.to_owned(), service.to_owned()),
-                None => (String::new(), w.release.clone()),
-            },
         }
     }
 }

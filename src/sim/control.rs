@@ -358,16 +358,20 @@ impl Cluster {
             );
         }
         if idle_start {
-            self.mark_scaled_to_zero_after_serving(&rev_key);
+            self.mark_scaled_to_zero(&rev_key, true);
+            self.route_to(namespace, name, &rev_name);
+        } else if replicas == 0 {
+            // `initial-scale: 0`: born at zero, never served; its first rise is a wake.
+            self.mark_scaled_to_zero(&rev_key, false);
             self.route_to(namespace, name, &rev_name);
         } else {
             self.start_wake(&rev_key, WakeKind::Initial, replicas);
         }
     }
 
-    /// The state of a revision that served once and went idle, written at once (large
-    /// scenarios start this way).
-    fn mark_scaled_to_zero_after_serving(&self, key: &Key) {
+    /// The state of a revision at zero, written at once: one that served once and went
+    /// idle (large scenarios start this way), or one born at zero.
+    fn mark_scaled_to_zero(&self, key: &Key, served_before: bool) {
         let (ns, name) = key;
         let now = Utc::now();
         let mut objects = self.lock();
@@ -375,9 +379,10 @@ impl Cluster {
             pa["status"]["desiredScale"] = json!(0);
             pa["status"]["actualScale"] = json!(0);
             kn::pa_no_traffic(pa, now);
+            let initialized = if served_before { "True" } else { "Unknown" };
             set_condition(
                 pa,
-                condition("ScaleTargetInitialized", "True", None, None, now),
+                condition("ScaleTargetInitialized", initialized, None, None, now),
             );
         });
         let _ = objects.update(REVISION, ns, name, |rev| {

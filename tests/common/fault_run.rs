@@ -194,7 +194,11 @@ pub async fn run(seed: u64) -> Report {
                 .or_insert(0) += 1;
             let truth_ms = tw.duration_ms().unwrap_or(0) as i64;
             let err = m.duration_ms as i64 - truth_ms;
-            if err.abs() > 10 {
+            let odd = match m.precision {
+                Precision::Ms => err.abs() > 10,
+                Precision::S => !(-50..=2_000).contains(&err),
+            };
+            if odd {
                 report.detail.push(format!(
                     "{svc} off by {err} ms: true {} .. {:?} ({:?} {:?}), measured {} .. {:?} {:?} key {}",
                     tw.started_at, tw.ended_at, tw.scheduled_at, tw.running_at,

@@ -76,11 +76,10 @@ fn stale_when_disconnected_or_silent() {
 }
 
 #[tokio::test]
-async fn changes_are_broadcast_once() {
+async fn every_change_is_broadcast_in_order() {
     let book = FactsBook::new(Duration::from_secs(90));
     let mut rx = book.subscribe();
     book.upsert(waking(Some(4.0)));
-    book.upsert(waking(Some(4.0))); // same facts: no event
     let mut ready = waking(Some(4.0));
     ready.state = RuntimeState::Ready;
     book.upsert(ready);

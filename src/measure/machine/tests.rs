@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::measure::observe::{Cond, CondStatus, Container, Via};
+use crate::measure::view::Phase;
 use chrono::TimeZone;
 
 /// A machine fed by hand: each call is one observation arriving `ms` after the start.

@@ -1,0 +1,219 @@
+//! The open wake moves on: evidence attached by its timestamps, served, failed or
+//! aborted, and the finished wake with its bounds.
+
+use chrono::{DateTime, Utc};
+
+use super::dating::At;
+use super::evidence::{Pod, classify};
+use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Wake, remember};
+use crate::measure::observe::Stamp;
+use crate::measure::view::Failure;
+use crate::measure::wake::{Outcome, PhaseDurations, Precision, WakeKind};
+
+impl Machine {
+    /// Moves the open wake on with what the objects show now.
+    pub(super) fn settle(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        if self.wake.is_none() {
+            self.settle_quiet(now, ctx, out);
+        }
+        let Some(mut w) = self.wake.take() else {
+            return;
+        };
+        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued)
+            && since.timestamp() >= w.requested.second() - 3
+            && self.last.is_none_or(|l| since.timestamp() > l.start_second)
+        {
+            w.queued.get_or_insert(since.timestamp());
+            w.evidence = true;
+            w.floor = w.floor.min(since.timestamp() - 1);
+            // A start not seen as it happened is bounded by the objects' own seconds.
+            if !w.requested.exact {
+                w.requested = w.requested.earliest(w.requested.shifted(since));
+            }
+        }
+        if w.kind == WakeKind::Initial
+            && let Some(created) = self.created_at(w.requested)
+        {
+            w.requested = created;
+            w.floor = w.floor.min(created.second() - 1);
+        }
+        let floor = w.floor;
+        let mine = move |p: &&Pod| !p.snap.deleting && p.created_second() >= floor;
+        let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
+        w.evidence |= first.is_some();
+        if !w.requested.exact
+            && let Some(first) = first
+        {
+            w.requested = w.requested.earliest(w.requested.shifted(first));
+        }
+        let pa = self.pa.as_ref();
+        let served = self
+            .pods
+            .iter()
+            .filter(mine)
+            .filter(|p| p.snap.serving())
+            .filter_map(|p| p.ready)
+            .chain(pa.and_then(|p| {
+                let (since, at) = p.active?;
+                (since.timestamp() >= w.floor && p.actual().unwrap_or(0) > 0).then_some(at)
+            }))
+            .reduce(At::earliest);
+        if let Some(end) = served {
+            self.wake = Some(w);
+            return self.close(Some(Outcome::Served), end, now, out);
+        }
+        let timed_out = pa
+            .and_then(|p| p.timed_out)
+            .filter(|(since, _)| since.timestamp() > w.start_second());
+        if w.failed.is_none()
+            && let Some(f) = classify(
+                self.pods.iter().filter(mine),
+                timed_out.is_some(),
+                now.mono,
+                &ctx.thresholds,
+            )
+        {
+            let end = timed_out.map_or(At::arrival(now), |(_, at)| at);
+            let phases = self.phases(&w);
+            out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
+            self.failure = Some(f.clone());
+            w.failed = Some(f);
+        }
+        if self.wants() {
+            w.ending = None;
+            self.wake = Some(w);
+            return;
+        }
+        // The end is the first fall seen, or the PA's own `NoTraffic` stamp when the fall
+        // came by a list or fell in a restart.
+        let idle = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.idle)
+            .filter(|(since, _)| since.timestamp() >= w.start_second())
+            .map(|(_, at)| at);
+        let first = [w.first_fall, idle]
+            .into_iter()
+            .flatten()
+            .reduce(At::earliest);
+        let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
+        self.wake = Some(w);
+        let certain = self.wake.as_ref().is_some_and(|w| w.certain_abort);
+        if certain || now.mono.saturating_duration_since(ending.mono) >= ABORT_GRACE {
+            self.close(Some(Outcome::Aborted), ending, now, out);
+        }
+    }
+
+    /// Ends the open wake at `end`; records it with `outcome` unless it was already
+    /// recorded as failed.
+    pub(super) fn close(
+        &mut self,
+        outcome: Option<Outcome>,
+        end: At,
+        now: Stamp,
+        out: &mut Vec<Finished>,
+    ) {
+        let Some(w) = self.wake.take() else { return };
+        let outcome = match (&w.failed, outcome) {
+            (Some(_), Some(Outcome::Served)) => {
+                // Recorded as failed; it recovered on its own.
+                self.served_before = true;
+                None
+            }
+            (Some(_), _) => None,
+            (None, o @ Some(Outcome::Served)) => o,
+            (None, _) if !w.evidence => None,
+            (None, o) => Some(o.unwrap_or(Outcome::Aborted)),
+        };
+        if let Some(outcome) = outcome {
+            let phases = self.phases(&w);
+            out.extend(self.finish(&w, outcome, end, None, phases));
+            if outcome == Outcome::Served {
+                self.account_serving();
+                self.served_before = true;
+                self.failure = None;
+                self.last_recorded_serving = Some(end.wall);
+            }
+        }
+        self.last = Some(Closed {
+            id: w.id,
+            start_second: w.start_second().min(w.requested.second()),
+            end_second: end.second(),
+            closed: Some(now.mono),
+        });
+    }
+
+    /// The earliest object second that bounds the wake's start: the `Queued` transition,
+    /// its first pod's creation, the revision's creation for an initial start.
+    pub(super) fn start_bound(&self, w: &Wake) -> Option<DateTime<Utc>> {
+        let queued = w.queued.and_then(|q| DateTime::from_timestamp(q, 0));
+        let pod = self
+            .pods
+            .iter()
+            .filter(|p| p.created_second() >= w.floor)
+            .map(|p| p.snap.created)
+            .min();
+        let created = self.created.filter(|_| w.kind == WakeKind::Initial);
+        [queued, pod, created].into_iter().flatten().min()
+    }
+
+    /// Every pod serving now belongs to a serving period already explained.
+    pub(super) fn account_serving(&mut self) {
+        for p in self.pods.iter_mut().filter(|p| p.snap.serving()) {
+            p.accounted = true;
+        }
+    }
+
+    /// When the wake's first pod was scheduled and started running.
+    pub(super) fn phases(&self, w: &Wake) -> (Option<At>, Option<At>) {
+        let mine = || self.pods.iter().filter(|p| p.created_second() >= w.floor);
+        (
+            mine().filter_map(|p| p.scheduled).reduce(At::earliest),
+            mine().filter_map(|p| p.running).reduce(At::earliest),
+        )
+    }
+
+    pub(super) fn finish(
+        &mut self,
+        w: &Wake,
+        outcome: Outcome,
+        end: At,
+        failure: Option<Failure>,
+        (scheduled, running): (Option<At>, Option<At>),
+    ) -> Option<Finished> {
+        let start_second = w.start_second();
+        if self.recorded.contains(&start_second) {
+            return None; // recorded before a restart or a relist
+        }
+        remember(&mut self.recorded, start_second);
+        let served = outcome == Outcome::Served;
+        // Known to the second only: the duration is an upper bound, so its start is the
+        // earliest whole second the objects give for it, even if an arrival came later.
+        let start = match self.start_bound(w) {
+            Some(b) if !(w.requested.exact && end.exact) && b < w.requested.wall => {
+                w.requested.shifted(b)
+            }
+            _ => w.requested,
+        };
+        Some(Finished {
+            kind: w.kind,
+            outcome,
+            requested_at: start.wall,
+            start_second,
+            serving_at: served.then_some(end.wall),
+            // Known to the millisecond, or an upper bound: never 0.
+            duration_ms: end.ms_since(&start).max(1),
+            phases: PhaseDurations {
+                provisioning_ms: scheduled.map(|s| s.ms_since(&start)),
+                pulling_image_ms: scheduled.zip(running).map(|(s, r)| r.ms_since(&s)),
+                starting_ms: running.filter(|_| served).map(|r| end.ms_since(&r)),
+            },
+            precision: if start.exact && end.exact {
+                Precision::Ms
+            } else {
+                Precision::S
+            },
+            failure,
+        })
+    }
+}

@@ -1,0 +1,213 @@
+//! No wake is open: what the objects show may still be a wake underway (found by a list
+//! or after a restart), one served or given up on while this process was not looking, or
+//! more pods of a serving period already explained; and whether a new period of wanting
+//! pods is a wake or the revision's initial start.
+
+use chrono::{DateTime, Utc};
+
+use super::dating::At;
+use super::evidence::{Autoscaler, Pod};
+use super::{Ctx, Finished, INITIAL_POD_WITHIN_SECONDS, Machine, Stream};
+use crate::measure::observe::{CondStatus, Stamp};
+use crate::measure::view::Failure;
+use crate::measure::wake::{Outcome, WakeKind};
+
+impl Machine {
+    /// No rise explains what the objects show: a wake underway, or one already served.
+    pub(super) fn settle_quiet(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        if self.pods.iter().any(|p| p.snap.serving()) {
+            return self.settle_serving(now, ctx, out);
+        }
+        // Knative gave up on a wake while this process was not looking: its TimedOut is
+        // newer than anything recorded, and came one activation timeout after the start.
+        if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out)
+            && self.last.is_some_and(|l| since.timestamp() > l.end_second)
+            && !self.wants()
+        {
+            let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
+            let start = since - timeout;
+            let near =
+                (start.timestamp() - 2..=start.timestamp() + 2).any(|s| self.recorded.contains(&s));
+            if !near {
+                self.open_as(WakeKind::Wake, At::back_from(now, start), ctx);
+                let failure = Failure {
+                    reason: "TimedOut".into(),
+                    message: "The target could not be activated.".into(),
+                };
+                if let Some(w) = self.wake.take() {
+                    let phases = self.phases(&w);
+                    out.extend(self.finish(&w, Outcome::Failed, at, Some(failure.clone()), phases));
+                    self.wake = Some(w);
+                }
+                self.failure = Some(failure);
+                let end = at;
+                self.wake.as_mut().expect("opened").failed = self.failure.clone();
+                return self.close(None, end, now, out);
+            }
+        }
+        // A wake that began and was given up while this process was not looking (or
+        // whose end fell in its downtime): Knative went back to `NoTraffic` after the last
+        // wake, and a pod that never served is being removed.
+        if let Some(l) = self.last
+            && let Some(idle) = self.pa.as_ref().and_then(|p| p.snap.active.clone())
+            && idle.reason_is("NoTraffic")
+            && let Some(since) = idle.since.filter(|s| s.timestamp() > l.end_second)
+            && !self.wants()
+            && let Some(first) = self
+                .pods
+                .iter()
+                .filter(|p| {
+                    // A pod that ran may have served unseen: only one that never ran
+                    // tells an abort.
+                    p.snap.deleting
+                        && p.ready.is_none()
+                        && !p.snap.running
+                        && p.created_second() > l.end_second
+                })
+                .map(|p| p.created)
+                .reduce(At::earliest)
+            && !self.recorded.contains(&first.second())
+        {
+            self.open_as(WakeKind::Wake, first, ctx);
+            if let Some(w) = self.wake.as_mut() {
+                w.evidence = true;
+            }
+            let end = At::back_from(now, since + chrono::Duration::seconds(1));
+            return self.close(Some(Outcome::Aborted), end, now, out);
+        }
+        let after_last = |second: i64| self.last.is_none_or(|l| second > l.end_second);
+        let queued = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.queued)
+            .filter(|(since, _)| self.last.is_none_or(|l| since.timestamp() > l.start_second));
+        let pending = self
+            .pods
+            .iter()
+            .filter(|p| !p.snap.deleting && after_last(p.created_second()))
+            // A pod comes after the scale-up that began its wake: seen first, it bounds
+            // the start by its creation second, it does not time it.
+            .map(|p| p.created.shifted(p.snap.created))
+            .reduce(At::earliest);
+        let initial = self.kind_of_new(None) == WakeKind::Initial && self.wants();
+        let start = match (queued.map(|q| q.1), pending) {
+            (Some(q), Some(p)) => Some(q.earliest(p)),
+            (q, p) => q.or(p),
+        };
+        if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
+            self.open(start, ctx);
+            // Found underway: the streams that want pods now rose for this wake before
+            // it was seen, so their next fall ends it and a rise after that is the next.
+            let id = self.next_id;
+            if self.deployment.is_some_and(|d| d.replicas > 0) {
+                self.claimed[Stream::Deployment as usize] = id;
+            }
+            if self
+                .pa
+                .as_ref()
+                .and_then(Autoscaler::desired)
+                .is_some_and(|d| d > 0)
+            {
+                self.claimed[Stream::Autoscaler as usize] = id;
+            }
+        }
+    }
+
+    /// Pods serve and no wake is open: a serving period already explained, or one this
+    /// process did not see begin, rebuilt from timestamps.
+    pub(super) fn settle_serving(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        // The PA turned `Active=True` after the last wake ended: the revision was inactive
+        // in between, so this serving is new even if a stale pod still looks ready.
+        let pa_active = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.active)
+            .map(|(s, _)| s.timestamp());
+        let new_period = match (self.last, pa_active) {
+            (Some(l), Some(since)) => since > l.end_second + 1,
+            _ => false,
+        };
+        // What continuity explained before is undone by a PA that shows a new period.
+        let explained = |p: &Pod| {
+            (p.accounted && !new_period)
+                || self
+                    .last_recorded_serving
+                    .is_some_and(|l| p.snap.created <= l)
+                || self.last.is_some_and(|l| {
+                    (l.start_second - 1..=l.end_second).contains(&p.created_second())
+                })
+        };
+        let continuing = !new_period
+            && (self.pods.iter().any(|p| p.snap.serving() && explained(p))
+                || self
+                    .last
+                    .is_some_and(|l| pa_active.is_some_and(|s| s <= l.end_second + 1)));
+        let unseen = self
+            .pods
+            .iter()
+            .filter(|p| p.snap.serving() && !explained(p))
+            .min_by_key(|p| p.snap.ready.as_ref().and_then(|c| c.since))
+            .map(|p| (p.snap.created, p.ready));
+        // A serving pod while the PA says it is inactive is one that is being removed.
+        let pa_says_idle = self.pa.as_ref().is_some_and(|p| {
+            p.snap
+                .active
+                .as_ref()
+                .is_some_and(|c| c.is(CondStatus::False))
+        });
+        let Some((created, Some(end))) = unseen.filter(|_| !continuing && !pa_says_idle) else {
+            if unseen.is_none() || continuing {
+                self.served_before = true;
+                self.failure = None;
+                self.account_serving();
+            }
+            return;
+        };
+        let Some(kind) = self.kind_if_known(Some(created)) else {
+            return; // the Revision or its Deployment will tell
+        };
+        self.open_as(kind, At::back_from(now, created), ctx);
+        self.close(Some(Outcome::Served), end, now, out);
+    }
+
+    /// The revision's creation as a start, as seen from `at`'s clock.
+    pub(super) fn created_at(&self, at: At) -> Option<At> {
+        self.created_live.or_else(|| {
+            let c = self.created?;
+            let back = (at.wall - c).to_std().unwrap_or_default();
+            Some(At {
+                mono: at.mono.checked_sub(back).unwrap_or(at.mono),
+                wall: c,
+                exact: false,
+            })
+        })
+    }
+
+    /// Whether a new period of wanting pods is a wake or the initial start; None when it
+    /// cannot be told yet. `pod_created` is the serving pod of a period seen only once
+    /// serving.
+    pub(super) fn kind_of_new(&self, pod_created: Option<DateTime<Utc>>) -> WakeKind {
+        self.kind_if_known(pod_created).unwrap_or(WakeKind::Initial)
+    }
+
+    pub(super) fn kind_if_known(&self, pod_created: Option<DateTime<Utc>>) -> Option<WakeKind> {
+        if self.served_before || self.seen_at_zero {
+            return Some(WakeKind::Wake);
+        }
+        if self.born_at_scale || self.created_live.is_some() {
+            return Some(WakeKind::Initial);
+        }
+        let near_creation = match (pod_created, self.created) {
+            (Some(p), Some(c)) => Some((p - c).num_seconds() <= INITIAL_POD_WITHIN_SECONDS),
+            _ => None,
+        };
+        match (self.deployment, near_creation) {
+            (_, Some(true)) => Some(WakeKind::Initial),
+            (_, Some(false)) => Some(WakeKind::Wake),
+            (Some(d), None) if d.generation > 1 => Some(WakeKind::Wake),
+            (None, None) if pod_created.is_some() => None,
+            _ if self.pa.as_ref().is_some_and(|p| p.snap.initialized) => Some(WakeKind::Wake),
+            _ => Some(WakeKind::Initial),
+        }
+    }
+}
