@@ -18,17 +18,19 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(20);
-    let (mut lost, mut doubled, mut phantom, mut faults) = (0, 0, 0, 0);
+    let (mut lost, mut doubled, mut phantom, mut wrong, mut faults) = (0, 0, 0, 0, 0);
     let mut live = Vec::new();
     let mut bound = Vec::new();
     for run in 1..=runs {
         let r = fault_run::run(run).await;
         println!(
-            "run {run:>2}: {} faults, lost {} doubled {} phantom {}, {:?}, live p99 {} ms max {} ms",
+            "run {run:>2}: {} faults, lost {} doubled {} phantom {} wrong outcome {}, {:?}, \
+             live p99 {} ms max {} ms",
             r.faults,
             r.lost,
             r.doubled,
             r.phantom,
+            r.wrong_outcome,
             r.by_precision,
             percentile(&r.live_errors_ms, 99.0),
             percentile(&r.live_errors_ms, 100.0),
@@ -39,6 +41,7 @@ async fn main() {
         lost += r.lost;
         doubled += r.doubled;
         phantom += r.phantom;
+        wrong += r.wrong_outcome;
         faults += r.faults;
         live.extend(r.live_errors_ms);
         bound.extend(r.bound_errors_ms);
@@ -49,7 +52,7 @@ async fn main() {
         live.len(),
         bound.len()
     );
-    println!("lost {lost}, doubled {doubled}, phantom {phantom}");
+    println!("lost {lost}, doubled {doubled}, phantom {phantom}, wrong outcome {wrong}");
     println!(
         "live error: p50 {} ms, p99 {} ms, max {} ms",
         percentile(&live, 50.0),

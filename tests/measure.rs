@@ -384,7 +384,11 @@ async fn watch_faults_lose_and_double_nothing() {
         common::fault_run::percentile(&r.live_errors_ms, 100.0),
         r.bound_errors_ms,
     );
-    assert_eq!((r.lost, r.doubled, r.phantom), (0, 0, 0), "{r:#?}");
+    assert_eq!(
+        (r.lost, r.doubled, r.phantom, r.wrong_outcome),
+        (0, 0, 0, 0),
+        "{r:#?}"
+    );
     assert!(p99 <= 10, "live error p99 {p99} ms: {r:#?}");
     for e in &r.bound_errors_ms {
         // An upper bound: at most the two whole seconds its stamps can hide, never below

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use scaling_facts::measure::wake::{Precision, WakeKind, WakeRecord};
+use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
 use scaling_facts::sim::faults::Fault;
 use scaling_facts::sim::truth::TruthWake;
 use scaling_facts::sim::{Cluster, admin, resources};
@@ -39,6 +39,8 @@ pub struct Report {
     pub lost: usize,
     pub doubled: usize,
     pub phantom: usize,
+    /// True served wakes recorded as aborted or failed.
+    pub wrong_outcome: usize,
     /// |measured - true| of the wakes measured to the millisecond.
     pub live_errors_ms: Vec<u64>,
     /// Measured - true of the second-precision wakes (an upper bound: never negative).
@@ -188,6 +190,14 @@ pub async fn run(seed: u64) -> Report {
             }
             let Some(&i) = hits.first() else { continue };
             let m = &measured[i];
+            if m.outcome != Outcome::Served {
+                report.wrong_outcome += 1;
+                report.detail.push(format!(
+                    "{svc} served wake recorded {:?}: {tw:?} {m:?}",
+                    m.outcome
+                ));
+                continue;
+            }
             *report
                 .by_precision
                 .entry(format!("{:?}", m.precision))

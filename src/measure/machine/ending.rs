@@ -90,7 +90,9 @@ impl Machine {
             .pa
             .as_ref()
             .and_then(|p| p.idle)
-            .filter(|(since, _)| since.timestamp() >= w.start_second())
+            // After the start second: a scale-down just before a quick re-wake leaves a
+            // `NoTraffic` of the same second, which is the last wake's end.
+            .filter(|(since, _)| since.timestamp() > w.start_second())
             .map(|(_, at)| at);
         let first = [w.first_fall, idle]
             .into_iter()
