@@ -132,6 +132,8 @@ struct Wake {
     pa_streamed: bool,
     /// See [`Machine::evaluate`]: an abort that needs no grace.
     certain_abort: bool,
+    /// Opened by its first pod, seen as it happened at this time.
+    pod_seen: Option<At>,
 }
 
 impl Wake {
@@ -325,6 +327,12 @@ impl Machine {
             if self.claimed[s] != w.id && !over {
                 self.claimed[s] = w.id;
                 w.ending = None;
+                // Watches are merged in one queue, so a scale-up stamped on arrival before
+                // the first pod may still be handled after it: then it times the start.
+                if at.exact && w.pod_seen.is_some_and(|p| at.wall <= p.wall) {
+                    w.requested = at;
+                    w.pod_seen = None;
+                }
                 return;
             }
             if !w.fell[s] && !over {
@@ -373,6 +381,7 @@ impl Machine {
             evidence: at.exact,
             pa_streamed: false,
             certain_abort: false,
+            pod_seen: None,
         }));
     }
 

@@ -23,45 +23,71 @@ use tower::{Layer, Service};
 
 /// How long after a watch response begins its events may still be the catch-up burst.
 pub const CATCH_UP: Duration = Duration::from_millis(50);
-/// A watch whose response took less than this to begin held nothing back for longer: its
-/// catch-up events are as good as streamed.
+/// A watch that follows a list and whose response took less than this to begin held
+/// nothing back for longer: its first events are as good as streamed.
 pub const NEGLIGIBLE_WAIT: Duration = Duration::from_millis(5);
 
-/// The latest watch response of each resource plural (`deployments`, `pods`...): when it
-/// began, and how long the request had waited for it.
+/// The latest watch request and response of each resource plural.
+#[derive(Debug, Clone, Copy)]
+struct Latest {
+    /// The last request for the plural was a list (the watch that follows starts from it).
+    listed: bool,
+    /// When the watch response began, how long its request waited, and whether it
+    /// followed a list.
+    watch: Option<(Instant, Duration, bool)>,
+}
+
+/// What the client saw of each plural's watches (`deployments`, `pods`...).
 #[derive(Debug, Clone, Default)]
-pub struct WatchStarts(Arc<Mutex<HashMap<String, (Instant, Duration)>>>);
+pub struct WatchStarts(Arc<Mutex<HashMap<String, Latest>>>);
 
 impl WatchStarts {
-    /// Whether an event of `plural` arriving `now` may belong to a catch-up burst that
-    /// arrived late by more than a few milliseconds.
+    /// Whether an event of `plural` arriving `now` may belong to a catch-up burst: the
+    /// first moments of a watch that resumed after another ended (the gap between the two
+    /// is not seen here), or that followed a list but waited for its response.
     pub fn catching_up(&self, plural: &str, now: Instant) -> bool {
-        self.lock().get(plural).is_some_and(|(start, waited)| {
-            *waited >= NEGLIGIBLE_WAIT && now.saturating_duration_since(*start) < CATCH_UP
-        })
+        let Some(Latest {
+            watch: Some((start, waited, after_list)),
+            ..
+        }) = self.lock().get(plural).copied()
+        else {
+            return false;
+        };
+        (!after_list || waited >= NEGLIGIBLE_WAIT)
+            && now.saturating_duration_since(start) < CATCH_UP
     }
 
-    fn note(&self, plural: String, requested: Instant) {
+    fn requested(&self, plural: &str, watch: bool) -> bool {
+        let mut map = self.lock();
+        let latest = map.entry(plural.to_owned()).or_insert(Latest {
+            listed: false,
+            watch: None,
+        });
+        std::mem::replace(&mut latest.listed, !watch)
+    }
+
+    fn began(&self, plural: String, requested: Instant, after_list: bool) {
         let now = Instant::now();
-        self.lock()
-            .insert(plural, (now, now.saturating_duration_since(requested)));
+        if let Some(latest) = self.lock().get_mut(&plural) {
+            latest.watch = Some((now, now.saturating_duration_since(requested), after_list));
+        }
     }
 
     // Plain inserts and reads: a poisoned map is still a consistent map.
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Duration)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Latest>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The resource plural of a watch request (`?watch=true` or `?watch=1`), if it is one.
-fn watched_plural<B>(req: &Request<B>) -> Option<String> {
-    let query = req.uri().query()?;
-    let watching = query
-        .split('&')
-        .any(|kv| kv == "watch=true" || kv == "watch=1");
-    watching
-        .then(|| req.uri().path().rsplit('/').next().map(str::to_owned))
-        .flatten()
+/// The resource plural of a request for a collection, and whether it is a watch
+/// (`?watch=true` or `?watch=1`).
+fn collection<B>(req: &Request<B>) -> Option<(String, bool)> {
+    let watch = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    let plural = req.uri().path().rsplit('/').next()?.to_owned();
+    Some((plural, watch))
 }
 
 impl<S> Layer<S> for WatchStarts {
@@ -98,14 +124,17 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let plural = watched_plural(&req);
+        let seen = collection(&req);
+        let after_list = seen
+            .as_ref()
+            .map(|(plural, watch)| self.starts.requested(plural, *watch));
         let starts = self.starts.clone();
         let requested = Instant::now();
         let response = self.inner.call(req);
         Box::pin(async move {
             let r = response.await;
-            if let (Some(plural), Ok(_)) = (plural, &r) {
-                starts.note(plural, requested);
+            if let (Some((plural, true)), Some(after_list), Ok(_)) = (seen, after_list, &r) {
+                starts.began(plural, requested, after_list);
             }
             r
         })
@@ -116,26 +145,31 @@ where
 mod tests {
     use super::*;
 
+    fn req(uri: &str) -> Request<()> {
+        Request::get(uri).body(()).unwrap()
+    }
+
     #[test]
-    fn only_watch_requests_are_noted_by_their_plural() {
-        let watch =
-            Request::get("/apis/apps/v1/namespaces/a/deployments?labelSelector=x&watch=true")
-                .body(())
-                .unwrap();
-        assert_eq!(watched_plural(&watch).as_deref(), Some("deployments"));
-        let list = Request::get("/api/v1/pods?limit=500").body(()).unwrap();
-        assert_eq!(watched_plural(&list), None);
+    fn a_resumed_watch_is_catching_up_and_one_after_a_prompt_list_is_not() {
+        let watch = req("/apis/apps/v1/namespaces/a/deployments?labelSelector=x&watch=true");
+        assert_eq!(collection(&watch), Some(("deployments".into(), true)));
         let starts = WatchStarts::default();
-        starts.note("pods".into(), Instant::now() - Duration::from_millis(150));
-        assert!(
-            starts.catching_up("pods", Instant::now()),
-            "a slow response held events back"
+        // A list, then a watch answered at once: live.
+        assert!(!starts.requested("pods", false));
+        assert!(starts.requested("pods", true));
+        starts.began("pods".into(), Instant::now(), true);
+        assert!(!starts.catching_up("pods", Instant::now()));
+        // The same watch, answered late: catching up.
+        starts.began(
+            "pods".into(),
+            Instant::now() - Duration::from_millis(150),
+            true,
         );
+        assert!(starts.catching_up("pods", Instant::now()));
+        // A watch after a watch (the first ended): catching up, however prompt.
+        assert!(!starts.requested("pods", true));
+        starts.began("pods".into(), Instant::now(), false);
+        assert!(starts.catching_up("pods", Instant::now()));
         assert!(!starts.catching_up("deployments", Instant::now()));
-        starts.note("deployments".into(), Instant::now());
-        assert!(
-            !starts.catching_up("deployments", Instant::now()),
-            "a prompt one did not"
-        );
     }
 }

@@ -94,8 +94,19 @@ impl Machine {
             (Some(q), Some(p)) => Some(q.earliest(p)),
             (q, p) => q.or(p),
         };
+        // When the first pod of the wake was seen as it happened: a scale-up its own watch
+        // saw earlier still times the start (see `Machine::rise`).
+        let pod_seen = self
+            .pods
+            .iter()
+            .filter(|p| !p.snap.deleting && after_last(p.created_second()) && p.created.exact)
+            .map(|p| p.created)
+            .reduce(At::earliest);
         if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
             self.open(start, ctx);
+            if let Some(w) = self.wake.as_mut() {
+                w.pod_seen = pod_seen;
+            }
             // Found underway: the streams that want pods now rose for this wake before
             // it was seen, so their next fall ends it and a rise after that is the next.
             let id = self.next_id;
