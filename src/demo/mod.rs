@@ -70,6 +70,9 @@ pub async fn run(config: &DemoConfig, shutdown: CancellationToken) -> anyhow::Re
     while !readiness.is_open() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // The watches start as readiness opens; what changes in their first moments is dated
+    // to the second (it may be a catch-up burst), so the first calls wait for them to settle.
+    tokio::time::sleep(Duration::from_millis(500)).await;
 
     println!(
         "scaling-facts demo: a simulated Knative cluster, the service, and a client calling it."

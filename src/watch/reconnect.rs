@@ -24,8 +24,9 @@ use tower::{Layer, Service};
 /// How long after a watch response begins its events may still be the catch-up burst.
 pub const CATCH_UP: Duration = Duration::from_millis(50);
 /// A watch that follows a list and whose response took less than this to begin held
-/// nothing back for longer: its first events are as good as streamed.
-pub const NEGLIGIBLE_WAIT: Duration = Duration::from_millis(5);
+/// nothing back for longer: its first events are as good as streamed (the measurement's
+/// own tolerance for a live wake is 10 ms).
+pub const NEGLIGIBLE_WAIT: Duration = Duration::from_millis(10);
 
 /// The latest watch request and response of each resource plural.
 #[derive(Debug, Clone, Copy)]
