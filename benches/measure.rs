@@ -78,8 +78,10 @@ fn event(kind: &str, obj: &Value) -> Vec<u8> {
 
 /// The watch events of one wake and its scale-down, as an API server sends them.
 fn wake_events(id: &RevisionIdentity, wake: usize) -> Vec<(Kind, Vec<u8>)> {
-    // One wake a minute: a wake's identity is its revision and start second.
-    let now = Utc::now() - chrono::Duration::days(1) + chrono::Duration::minutes(wake as i64);
+    // One wake a minute: a wake's identity is its revision and start second. The stream is
+    // replayed at once, so its object stamps are never behind their arrival: the machine
+    // dates by arrival only what is not late.
+    let now = Utc::now() + chrono::Duration::minutes(wake as i64);
     let mut out = Vec::new();
     let mut dep = kn::deployment(id, 1, 600);
     dep["metadata"]["namespace"] = json!(id.namespace);
