@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use scaling_facts::measure::view::{ColdStarts, Runtime, RuntimeState, Scaling};
 use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
+use scaling_facts::sim::Cluster;
 use scaling_facts::sim::truth::TruthWake;
-use scaling_facts::sim::{Cluster, resources};
 
 use common::{RunningService, TestDb, eventually, start_sim};
 
@@ -47,40 +47,12 @@ const SERVED: [(&str, &str); 8] = [
     ("pay", "s7"),
 ];
 
-fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
-    let sel = scaling_facts::sim::selector::Selector::parse(&format!(
-        "serving.knative.dev/revision={revision}"
-    ))
-    .unwrap();
-    cluster
-        .lock()
-        .list(resources::POD, Some(ns), &sel, None)
-        .count()
-}
-
 /// One served wake: a request through the activator, then back to zero, as the idle
 /// window would do, only sooner. Wakes of one revision start at least a second apart, as
 /// they always do in Knative (a scale to zero takes longer than that), because a wake's
 /// identity is its revision and start second.
 async fn wake_once(cluster: &Arc<Cluster>, ns: &str, svc: &str) {
-    wake_and_serve(cluster, ns, svc, Duration::from_millis(50)).await;
-}
-
-/// A wake that keeps its pod serving for `serving` before going back to zero.
-async fn wake_and_serve(cluster: &Arc<Cluster>, ns: &str, svc: &str, serving: Duration) {
-    let rev = format!("{svc}-00001");
-    let started = std::time::Instant::now();
-    cluster
-        .activate(ns, svc, Duration::ZERO, None)
-        .await
-        .expect("served");
-    tokio::time::sleep(serving).await;
-    cluster.force_idle(ns, &rev);
-    eventually(10, "pods gone", || {
-        (pods_of(cluster, ns, &rev) == 0).then_some(())
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(1_100).saturating_sub(started.elapsed())).await;
+    common::fault_run::wake_and_serve(cluster, ns, svc, Duration::from_millis(50)).await;
 }
 
 async fn initial_starts_done(cluster: &Arc<Cluster>, n: usize) {
@@ -186,7 +158,7 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
             c.force_idle("ops", "slowpoke-00001");
             let _ = held.await;
             eventually(10, "slowpoke idle", || {
-                (pods_of(&c, "ops", "slowpoke-00001") == 0).then_some(())
+                (common::fault_run::pods_of(&c, "ops", "slowpoke-00001") == 0).then_some(())
             })
             .await;
         }

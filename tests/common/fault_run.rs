@@ -51,7 +51,7 @@ pub struct Report {
     pub detail: Vec<String>,
 }
 
-fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
+pub fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
     let sel = scaling_facts::sim::selector::Selector::parse(&format!(
         "serving.knative.dev/revision={revision}"
     ))
@@ -62,7 +62,10 @@ fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
         .count()
 }
 
-async fn wake_and_serve(cluster: &Arc<Cluster>, ns: &str, svc: &str, serving: Duration) {
+/// A wake that keeps its pod serving for `serving` before going back to zero. Wakes of
+/// one revision start at least a second apart, as they always do in Knative, because a
+/// wake's identity is its revision and start second.
+pub async fn wake_and_serve(cluster: &Arc<Cluster>, ns: &str, svc: &str, serving: Duration) {
     let rev = format!("{svc}-00001");
     let started = std::time::Instant::now();
     cluster
