@@ -47,6 +47,8 @@ struct Case {
     born_at_zero: bool,
     initial_scale: u32,
     deployment_first: Option<bool>,
+    /// Wakes may follow a scale to zero at once (see `World::history`).
+    quick: bool,
     episodes: Vec<Episode>,
     /// The largest lag of each stream, in milliseconds.
     lag: [i64; 5],
@@ -92,16 +94,27 @@ fn case() -> impl Strategy<Value = Case> {
         prop::bool::weighted(0.15),
         prop_oneof![4 => Just(1u32), 1 => Just(3u32)],
         prop_oneof![Just(None), Just(Some(true)), Just(Some(false))],
+        any::<bool>(),
         prop::collection::vec(episode(), 1..7),
         [lag(), lag(), lag(), lag(), lag()],
         prop::collection::vec(fault(), 0..4),
     )
         .prop_map(
-            |(seed, born_at_zero, initial_scale, deployment_first, episodes, lag, faults)| Case {
+            |(
                 seed,
                 born_at_zero,
                 initial_scale,
                 deployment_first,
+                quick,
+                episodes,
+                lag,
+                faults,
+            )| Case {
+                seed,
+                born_at_zero,
+                initial_scale,
+                deployment_first,
+                quick,
                 episodes,
                 lag,
                 faults,
@@ -282,6 +295,7 @@ fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         case.initial_scale,
         &case.episodes,
         case.deployment_first,
+        case.quick,
     );
     let mut rng = case.seed | 1;
     let end = world.writes.last().map_or(0, |w| w.t) + 15_000;
@@ -455,26 +469,23 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     let (world, stored, expected) = run(case);
     let ms = |w: &WakeRecord| w.requested_at.timestamp_millis() - world.base_ms;
     let mut unmatched: Vec<&WakeRecord> = stored.iter().collect();
+    // Each true wake takes the nearest record of its revision within 3 s; a wake recorded
+    // twice leaves the second unmatched, which fails below. Wakes can follow each other
+    // more closely than 3 s, so the nearest, not the only one.
     for t in &world.truth {
-        let found: Vec<usize> = unmatched
+        let found = unmatched
             .iter()
             .enumerate()
-            .filter(|(_, w)| {
-                w.revision_uid == t.revision_uid
-                    && w.kind == t.kind
-                    && (ms(w) - t.start).abs() <= 3_000
-            })
-            .map(|(i, _)| i)
-            .collect();
-        prop_assert_eq!(
-            found.len(),
-            1,
-            "true wake {:?} recorded {} times in {:#?}",
-            t,
-            found.len(),
-            stored
-        );
-        let w = unmatched.remove(found[0]);
+            .filter(|(_, w)| w.revision_uid == t.revision_uid && w.kind == t.kind)
+            .map(|(i, w)| (i, (ms(w) - t.start).abs()))
+            .filter(|(_, d)| *d <= 3_000)
+            .min_by_key(|(_, d)| *d);
+        let Some((i, _)) = found else {
+            return Err(TestCaseError::fail(format!(
+                "true wake {t:?} not recorded in {stored:#?}"
+            )));
+        };
+        let w = unmatched.remove(i);
         check_one(case, &world, t, w)?;
     }
     prop_assert!(
@@ -576,11 +587,69 @@ fn cases_found_before_stay_fixed() {
         born_at_zero: false,
         initial_scale: 1,
         deployment_first: None,
+        quick: false,
         episodes,
         lag,
         faults,
     };
     let cases = [
+        // The CI failure's shape: the next wake's pod arrives while the PA still wants
+        // pods for the last wake; its fall and rise after must not split the wake.
+        Case {
+            born_at_zero: true,
+            quick: true,
+            ..case(
+                7878453355401305071,
+                vec![Served, Served],
+                [0, 0, 1581, 52, 0],
+                vec![],
+            )
+        },
+        // A resumed PA stream shows an abort's fall after the next wake began.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                11790189542046282633,
+                vec![FailedPull, Served, Aborted, Served],
+                [0; 5],
+                vec![Fault::Resume {
+                    kind: 2,
+                    at: 54101,
+                    gap: 100,
+                }],
+            )
+        },
+        // The same with the PA's stream behind.
+        Case {
+            initial_scale: 3,
+            quick: true,
+            ..case(
+                9465594194226440678,
+                vec![Aborted, FailedPull, Served, Served],
+                [0, 0, 1591, 0, 0],
+                vec![],
+            )
+        },
+        // A late Deployment stream shows a served wake's rise after it served.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                18187372388932737292,
+                vec![Aborted, Served, Served, Aborted, FailedPull],
+                [0, 0, 0, 1265, 0],
+                vec![],
+            )
+        },
+        // An abort, and the next wake right after it: no watch lags.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(1184560784964641557, vec![Aborted, Served], [0; 5], vec![])
+        },
         // A restart whose downtime holds the end of a wake the last process saw begin.
         Case {
             deployment_first: Some(true),

@@ -291,9 +291,13 @@ impl Machine {
                     w.pa_streamed = edge.streamed;
                 }
             } else {
-                let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
-                self.fell_during[s] = current.unwrap_or(0);
                 let claimed = self.claimed[s];
+                // A fall ends the period of the wake the stream last rose for, if it has
+                // not fallen since: a stream behind the others shows an older wake's fall
+                // after a newer wake opened, or even closed.
+                let owed = claimed != 0 && self.fell_during[s] != claimed;
+                let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
+                self.fell_during[s] = if owed { claimed } else { current.unwrap_or(0) };
                 if let Some(w) = self.wake.as_mut().filter(|w| claimed == w.id) {
                     w.fell[s] = true;
                     w.first_fall.get_or_insert(edge.at);
@@ -338,8 +342,20 @@ impl Machine {
             if !w.fell[s] && !over {
                 return; // rose twice: a relist merged the fall between, nothing to tell
             }
-            // It rose and fell for this wake: this is the next wake.
-            let end = w.ending.unwrap_or(at);
+            // A wake is its revision and start second, and Knative never scales to zero
+            // and back within one: a fall and rise inside the wake's own start second is
+            // a stream catching up from an older state, not an abort and the next wake.
+            if !over && at.second() <= w.start_second() {
+                w.fell[s] = false;
+                if !w.fell.contains(&true) {
+                    w.first_fall = None;
+                    w.certain_abort = false;
+                }
+                return;
+            }
+            // It rose and fell for this wake: this is the next wake, and this one ended
+            // when a stream first fell, even if another had not shown its fall yet.
+            let end = w.ending.or(w.first_fall).unwrap_or(at);
             self.close(None, end, now, out);
         } else if let Some(l) = self.last
             && self.claimed[s] < l.id

@@ -111,10 +111,13 @@ pub struct World {
     revs: Vec<Rev>,
     /// The write order of the KPA's reconcile: Deployment first, or PA status first.
     pub deployment_first: Option<bool>,
+    /// The next request may come right after a scale to zero, before every watch shows
+    /// the fall; else there is a quiet gap of some seconds.
+    quick: bool,
 }
 
 impl World {
-    pub fn new(seed: u64, deployment_first: Option<bool>) -> Self {
+    pub fn new(seed: u64, deployment_first: Option<bool>, quick: bool) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
         let base_ms = 1_800_000_000_000 + rng.random_range(0..1_000);
         Self {
@@ -125,6 +128,7 @@ impl World {
             version: 0,
             revs: Vec::new(),
             deployment_first,
+            quick,
         }
     }
 
@@ -136,6 +140,11 @@ impl World {
 
     fn r(&mut self, lo: i64, hi: i64) -> i64 {
         self.rng.random_range(lo..=hi)
+    }
+
+    /// The quiet time after a scale to zero before what comes next.
+    fn after_zero(&mut self) -> i64 {
+        if self.quick { self.r(0, 2_500) } else { 2_500 }
     }
 
     fn cond(&self, status: CondStatus, reason: Option<&str>, t: i64) -> Cond {
@@ -489,7 +498,7 @@ impl World {
                 }
                 let down = ready + STABLE_WINDOW_MS + self.r(500, 6_000);
                 self.scale_to_zero(i, down, "NoTraffic");
-                return down + 2_500;
+                return down + self.after_zero();
             }
             Episode::Aborted => {
                 let abort = t + self.r(1_500, 5_000);
@@ -502,7 +511,7 @@ impl World {
                 truth.outcome = Outcome::Aborted;
                 truth.end = abort;
                 self.truth.push(truth);
-                return abort + 2_500;
+                return abort + self.after_zero();
             }
             Episode::FailedCrash => {
                 let running = created + self.r(100, 2_000);
@@ -601,8 +610,9 @@ impl World {
         initial_scale: u32,
         episodes: &[Episode],
         deployment_first: Option<bool>,
+        quick: bool,
     ) -> Self {
-        let mut w = World::new(seed, deployment_first);
+        let mut w = World::new(seed, deployment_first, quick);
         w.service(0, Vec::new());
         let ready = w.create(100, if born_at_zero { 0 } else { initial_scale });
         w.service(ready.max(100) + 20, vec![(format!("{SERVICE}-00001"), 100)]);
@@ -615,7 +625,11 @@ impl World {
         }
         for e in episodes {
             t = w.episode(*e, t);
-            t += w.r(500, 4_000);
+            t += if quick {
+                w.r(50, 4_000)
+            } else {
+                w.r(500, 4_000)
+            };
         }
         w.writes.sort_by_key(|x| x.t);
         w

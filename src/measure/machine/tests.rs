@@ -414,3 +414,39 @@ fn a_replayed_rise_is_not_a_second_wake() {
     let done = one(f.pod(f.ready_pod("p1", 1_000, 1_900), 1_900, Via::Watched));
     assert_eq!(done.precision, Precision::Ms);
 }
+
+#[test]
+fn a_pod_stream_ahead_of_the_pa_stream_does_not_split_the_next_wake() {
+    // Seen in the dense-fault run: after a relist, the PA still wants pods for the last
+    // wake when the next wake's pod arrives; its fall and rise come just after.
+    let mut f = Feed::idle();
+    f.dep(1, 8, 850, Via::Watched);
+    f.queued(850, 853, Via::Watched);
+    f.pod(f.new_pod("a", 875), 875, Via::Watched);
+    let a = f.ready_pod("a", 875, 1_002);
+    assert_eq!(
+        one(f.pod(a.clone(), 1_002, Via::Watched)).outcome,
+        Outcome::Served
+    );
+    let active = cond(CondStatus::True, None, f.second(1_000));
+    f.pa(1, 1, active.clone(), 1_005, Via::Watched);
+    f.dep(1, 8, 2_494, Via::Listed);
+    f.pod(a.clone(), 2_699, Via::Listed);
+    f.pa(1, 1, active, 2_864, Via::Listed);
+    // The catch-up burst after the watches' errors, every stream in its own order.
+    let mut a = a;
+    a.deleting = true;
+    a.ready = Some(cond(CondStatus::False, None, f.second(3_000)));
+    f.pod(a, 3_666, Via::Resumed);
+    f.dep(0, 8, 3_666, Via::Resumed);
+    f.m.remove_pod("a");
+    f.pod(f.new_pod("b", 3_667), 3_667, Via::Resumed);
+    assert!(f.dep(1, 8, 3_668, Via::Resumed).is_empty());
+    assert!(f.no_traffic(3_000, 3_668, Via::Resumed).is_empty());
+    assert!(f.queued(3_000, 3_669, Via::Resumed).is_empty(), "no abort");
+    let done = one(f.pod(f.ready_pod("b", 3_667, 3_724), 3_724, Via::Watched));
+    assert_eq!(
+        (done.outcome, done.start_second),
+        (Outcome::Served, f.second(3_000).timestamp())
+    );
+}

@@ -109,8 +109,16 @@ impl Machine {
             }
             // Found underway: the streams that want pods now rose for this wake before
             // it was seen, so their next fall ends it and a rise after that is the next.
+            // Not a stream that rose for the last wake and has shown no fall since: its
+            // want is still that wake's (a list read it before its watch caught up), and
+            // the fall and rise it has yet to show are that wake's end and this one's
+            // start. A PA that queued after the last wake began wants for this one.
             let id = self.next_id;
-            if self.deployment.is_some_and(|d| d.replicas > 0) {
+            let last = self.last.map(|l| l.id);
+            let (claimed, fell) = (self.claimed, self.fell_during);
+            let stale =
+                |s: Stream| last.is_some_and(|l| claimed[s as usize] == l && fell[s as usize] != l);
+            if self.deployment.is_some_and(|d| d.replicas > 0) && !stale(Stream::Deployment) {
                 self.claimed[Stream::Deployment as usize] = id;
             }
             if self
@@ -118,6 +126,7 @@ impl Machine {
                 .as_ref()
                 .and_then(Autoscaler::desired)
                 .is_some_and(|d| d > 0)
+                && (queued.is_some() || !stale(Stream::Autoscaler))
             {
                 self.claimed[Stream::Autoscaler as usize] = id;
             }
