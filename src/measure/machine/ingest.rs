@@ -1,0 +1,97 @@
+//! What each stream shows, taken in: snapshots newer than the last of their own stream
+//! replace it, and a change of scale from a known value becomes a rise or a fall for
+//! [`Machine::evaluate`] to place.
+
+use chrono::{DateTime, Utc};
+
+use super::dating::{At, Side};
+use super::evidence::Pod;
+use super::{Edge, Machine, Stream, Thresholds};
+use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
+
+impl Machine {
+    /// The Revision object was seen.
+    pub fn revision_seen(&mut self, created: DateTime<Utc>, stamp: Stamp, t: &Thresholds) {
+        if self.created.is_none() {
+            let at = At::date(stamp, Some(created), Side::Start, t.late_event_tolerance);
+            self.created_live = at.exact.then_some(at);
+        }
+        self.created = Some(created);
+    }
+
+    pub fn set_deployment(&mut self, dep: DeploymentSnap, stamp: Stamp) {
+        let prev = self.deployment;
+        if prev.is_some_and(|p| dep.version != 0 && dep.version <= p.version) {
+            return; // a replay of what this stream already showed
+        }
+        match prev.map(|p| p.replicas) {
+            Some(0) if dep.replicas > 0 => self.edge(Stream::Deployment, true, stamp),
+            Some(n) if n > 0 && dep.replicas == 0 => self.edge(Stream::Deployment, false, stamp),
+            None if dep.generation == 1 && dep.replicas > 0 => self.born_at_scale = true,
+            _ => {}
+        }
+        if dep.replicas == 0 && !self.served_before {
+            self.seen_at_zero = true;
+        }
+        self.deployment = Some(dep);
+    }
+
+    pub fn set_pa(&mut self, snap: PaSnap, stamp: Stamp, t: &Thresholds) {
+        if self
+            .pa
+            .as_ref()
+            .is_some_and(|p| snap.version != 0 && snap.version <= p.snap.version)
+        {
+            return; // a replay of what this stream already showed
+        }
+        let mut pa = self.pa.take().unwrap_or_default();
+        let before = pa.desired();
+        pa.update(snap, stamp, t);
+        match (before, pa.desired()) {
+            (Some(0), Some(n)) if n > 0 => {
+                let at = pa.queued.map_or(At::arrival(stamp), |(_, at)| at);
+                self.edges.push(Edge {
+                    stream: Stream::Autoscaler,
+                    rise: true,
+                    at,
+                    streamed: stamp.via != Via::Listed,
+                });
+            }
+            (Some(b), Some(0)) if b > 0 => self.edge(Stream::Autoscaler, false, stamp),
+            _ => {}
+        }
+        let idle = pa
+            .snap
+            .active
+            .as_ref()
+            .is_some_and(|c| c.reason_is("NoTraffic"));
+        if pa.desired() == Some(0) && idle && !self.served_before {
+            self.seen_at_zero = true;
+        }
+        self.pa = Some(pa);
+    }
+
+    pub fn set_pod(&mut self, snap: PodSnap, stamp: Stamp, t: &Thresholds) {
+        match self.pods.iter_mut().find(|p| p.snap.name == snap.name) {
+            Some(p) if snap.version != 0 && snap.version <= p.snap.version => {}
+            // A name can come back: another pod, created later, whose old namesake's
+            // deletion fell in a watch gap. It inherits nothing.
+            Some(p) if p.snap.created != snap.created => *p = Pod::new(snap, stamp, t),
+            Some(p) => p.update(snap, stamp, t),
+            None => self.pods.push(Pod::new(snap, stamp, t)),
+        }
+    }
+
+    pub fn remove_pod(&mut self, name: &str) {
+        self.pods.retain(|p| p.snap.name != name);
+    }
+
+    fn edge(&mut self, stream: Stream, rise: bool, stamp: Stamp) {
+        self.edges.push(Edge {
+            stream,
+            rise,
+            at: At::arrival(stamp),
+            streamed: stamp.via != Via::Listed,
+        });
+    }
+}

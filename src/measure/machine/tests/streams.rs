@@ -1,0 +1,105 @@
+//! Streams that disagree: one kind's watch behind the others, a relist or a replay
+//! showing an older or newer state than the rest, the next wake beginning before every
+//! stream has shown the last one end.
+
+use super::*;
+
+#[test]
+fn a_scale_down_seen_pod_first_is_not_a_wake() {
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    f.dep(1, 8, 1_000, Via::Watched);
+    let mut p = f.ready_pod("p1", 1_000, 2_000);
+    assert_eq!(f.pod(p.clone(), 2_000, Via::Watched).len(), 1);
+    // Scale-down: the pod's termination arrives before the Deployment and PA changes.
+    p.deleting = true;
+    assert!(f.pod(p, 9_000, Via::Watched).is_empty());
+    assert!(!f.m.waking(), "losing the ready pod is not a wake");
+    f.dep(0, 9, 9_005, Via::Watched);
+    assert!(f.no_traffic(9_000, 9_010, Via::Watched).is_empty());
+    assert!(f.eval(20_000, Via::Watched).is_empty());
+    assert_eq!(f.m.summary().phase, Phase::Idle);
+}
+
+#[test]
+fn a_ready_pod_arriving_after_the_scale_down_makes_it_served() {
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    // A relist of the PA shows it back at zero before the pod watch catches up.
+    assert!(f.no_traffic(3_000, 3_000, Via::Listed).is_empty());
+    let done = one(f.pod(f.ready_pod("p1", 1_000, 2_000), 3_200, Via::Listed));
+    assert_eq!(done.outcome, Outcome::Served);
+    assert_eq!(done.precision, Precision::S);
+}
+
+#[test]
+fn a_stale_list_that_nothing_confirms_records_nothing() {
+    let mut f = Feed::idle();
+    // A relist shows pods wanted, with no pod and no queuing PA, and is undone at once.
+    assert!(f.dep(1, 8, 1_000, Via::Listed).is_empty());
+    assert!(f.dep(0, 9, 1_100, Via::Watched).is_empty());
+    assert!(f.eval(6_000, Via::Watched).is_empty(), "no phantom abort");
+    assert_eq!(f.m.summary().phase, Phase::Idle);
+}
+
+#[test]
+fn a_late_rise_of_the_other_stream_joins_the_wake_it_belongs_to() {
+    let mut f = Feed::idle();
+    // The Deployment stream shows the whole aborted wake before the PA stream shows any.
+    f.dep(1, 8, 1_000, Via::Watched);
+    f.dep(0, 9, 3_000, Via::Watched);
+    f.queued(1_000, 3_500, Via::Watched);
+    let done = one(f.no_traffic(3_000, 4_000, Via::Watched));
+    assert_eq!((done.outcome, done.duration_ms), (Outcome::Aborted, 2_000));
+    // The next wake's rise on the Deployment is a new wake.
+    f.dep(1, 10, 9_000, Via::Watched);
+    assert!(f.m.waking());
+}
+
+#[test]
+fn a_replayed_rise_is_not_a_second_wake() {
+    let mut f = Feed::idle();
+    f.queued(1_000, 1_000, Via::Watched);
+    let snap = f.m.pa.as_ref().unwrap().snap.clone();
+    // The same PA version again, as a reconnect replays it.
+    f.m.set_pa(snap, f.stamp(1_200, Via::Resumed), &ctx().thresholds);
+    assert!(f.eval(1_200, Via::Resumed).is_empty());
+    let done = one(f.pod(f.ready_pod("p1", 1_000, 1_900), 1_900, Via::Watched));
+    assert_eq!(done.precision, Precision::Ms);
+}
+
+#[test]
+fn a_pod_stream_ahead_of_the_pa_stream_does_not_split_the_next_wake() {
+    // Seen in the dense-fault run: after a relist, the PA still wants pods for the last
+    // wake when the next wake's pod arrives; its fall and rise come just after.
+    let mut f = Feed::idle();
+    f.dep(1, 8, 850, Via::Watched);
+    f.queued(850, 853, Via::Watched);
+    f.pod(f.new_pod("a", 875), 875, Via::Watched);
+    let a = f.ready_pod("a", 875, 1_002);
+    assert_eq!(
+        one(f.pod(a.clone(), 1_002, Via::Watched)).outcome,
+        Outcome::Served
+    );
+    let active = cond(CondStatus::True, None, f.second(1_000));
+    f.pa(1, 1, active.clone(), 1_005, Via::Watched);
+    f.dep(1, 8, 2_494, Via::Listed);
+    f.pod(a.clone(), 2_699, Via::Listed);
+    f.pa(1, 1, active, 2_864, Via::Listed);
+    // The catch-up burst after the watches' errors, every stream in its own order.
+    let mut a = a;
+    a.deleting = true;
+    a.ready = Some(cond(CondStatus::False, None, f.second(3_000)));
+    f.pod(a, 3_666, Via::Resumed);
+    f.dep(0, 8, 3_666, Via::Resumed);
+    f.m.remove_pod("a");
+    f.pod(f.new_pod("b", 3_667), 3_667, Via::Resumed);
+    assert!(f.dep(1, 8, 3_668, Via::Resumed).is_empty());
+    assert!(f.no_traffic(3_000, 3_668, Via::Resumed).is_empty());
+    assert!(f.queued(3_000, 3_669, Via::Resumed).is_empty(), "no abort");
+    let done = one(f.pod(f.ready_pod("b", 3_667, 3_724), 3_724, Via::Watched));
+    assert_eq!(
+        (done.outcome, done.start_second),
+        (Outcome::Served, f.second(3_000).timestamp())
+    );
+}

@@ -1,0 +1,355 @@
+//! The case rendered as the service receives it: one ordered stream per kind with lag,
+//! relists, resumed watches and restarts, interleaved and fed to a tracker that stores
+//! what it records the way the service does.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use scaling_facts::measure::machine::Thresholds;
+use scaling_facts::measure::observe::{Observation, Stamp, Via};
+use scaling_facts::measure::stats::WindowSettings;
+use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
+use scaling_facts::measure::wake::{OpenChange, OpenWake, WakeRecord};
+
+use super::world::{self, KINDS, Kind, World};
+use super::{Case, Fault};
+
+/// One thing the service receives, at its arrival time.
+#[derive(Debug, Clone)]
+enum What {
+    Obs(Box<Observation>, Via),
+    /// A (re)list of one stream, as of then: its objects, and gone for those it dropped.
+    List(Kind),
+    Restart,
+    Tick,
+}
+
+/// One stream's deliveries, in stream order: (arrival, write time, what).
+fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i64, What)> {
+    let k = kind as usize;
+    let mut out: Vec<(i64, i64, What)> = Vec::new();
+    let writes: Vec<&world::Write> = world.writes.iter().filter(|w| w.kind == kind).collect();
+    for w in &writes {
+        let what = match (&w.obs, &w.gone) {
+            (Some(o), _) => What::Obs(Box::new(o.clone()), Via::Watched),
+            (None, Some(g)) => What::Obs(Box::new(g.clone()), Via::Watched),
+            (None, None) => continue,
+        };
+        out.push((w.t + next(rng, case.lag[k] + 1), w.t, what));
+    }
+    for f in &case.faults {
+        match *f {
+            Fault::Relist { kind: fk, at, gap } if fk == k => {
+                out.retain(|(arrival, t, _)| *t > at || *t <= at - gap && *arrival <= at);
+                out.push((at, at, What::List(kind)));
+            }
+            Fault::Resume { kind: fk, at, gap } if fk == k => {
+                let mut repeats = Vec::new();
+                for item in out.iter_mut() {
+                    if item.1 > at - gap && item.1 <= at {
+                        item.0 = item.0.max(at);
+                        if let What::Obs(_, via) = &mut item.2 {
+                            *via = Via::Resumed;
+                        }
+                    } else if item.1 <= at - gap
+                        && item.1 > at - gap - 3_000
+                        && let What::Obs(o, _) = &item.2
+                    {
+                        repeats.push((at, item.1, What::Obs(o.clone(), Via::Resumed)));
+                    }
+                }
+                out.extend(repeats.into_iter().rev().take(2));
+            }
+            _ => {}
+        }
+    }
+    // A stream is in order: sort by when it was sent, then nothing overtakes.
+    out.sort_by_key(|(_, t, _)| *t);
+    let mut last = i64::MIN;
+    for item in &mut out {
+        item.0 = item.0.max(last);
+        last = item.0;
+    }
+    out
+}
+
+/// A small deterministic generator for lags, so that a case reproduces from its seed.
+fn next(state: &mut u64, bound: i64) -> i64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state % bound.max(1) as u64) as i64
+}
+
+/// The state of every object of `kind` at `at`: the newest write at or before it.
+fn snapshot(world: &World, kind: Option<Kind>, at: i64) -> BTreeMap<(Kind, String), Observation> {
+    let mut objects = BTreeMap::new();
+    for w in world
+        .writes
+        .iter()
+        .filter(|w| w.t <= at && kind.is_none_or(|k| w.kind == k))
+    {
+        match &w.obs {
+            Some(o) => objects.insert((w.kind, w.key.clone()), o.clone()),
+            None => objects.remove(&(w.kind, w.key.clone())),
+        };
+    }
+    objects
+}
+
+struct Service {
+    base: Instant,
+    base_ms: i64,
+    tracker: Tracker,
+    /// What the store keeps: the first record of each (revision, start second), and the
+    /// wakes underway.
+    stored: BTreeMap<(String, i64), WakeRecord>,
+    open: BTreeMap<String, OpenWake>,
+    /// What each stream has delivered since the service started, for "gone" on relist.
+    known: BTreeMap<(Kind, String), Observation>,
+    expected: Option<f64>,
+}
+
+fn settings() -> TrackerSettings {
+    TrackerSettings {
+        window: WindowSettings::default(),
+        thresholds: Thresholds {
+            image_pull_failure_after: Duration::from_secs(5),
+            unschedulable_failure_after: Duration::from_secs(5),
+            late_event_tolerance: Duration::from_secs(2),
+        },
+    }
+}
+
+impl Service {
+    fn stamp(&self, at: i64, via: Via) -> Stamp {
+        Stamp {
+            mono: self.base + Duration::from_millis((at + 10_000) as u64),
+            wall: DateTime::<Utc>::from_timestamp_millis(self.base_ms + at).unwrap(),
+            via,
+        }
+    }
+
+    fn take(&mut self, out: scaling_facts::measure::tracker::Output, at: i64) {
+        for w in out.wakes.into_iter().map(|r| r.wake) {
+            self.stored
+                .entry((w.revision_uid.clone(), w.start_second))
+                .or_insert(w);
+        }
+        for o in out.open {
+            match o {
+                OpenChange::Opened(w) => self.open.insert(w.revision_uid.clone(), w),
+                OpenChange::Closed { revision_uid } => self.open.remove(&revision_uid),
+            };
+        }
+        let now = DateTime::<Utc>::from_timestamp_millis(self.base_ms + at).unwrap();
+        for f in self.tracker.changed(now).facts {
+            self.expected = f.scaling.expected_cold_start_seconds;
+        }
+    }
+
+    fn list(&mut self, world: &World, kind: Option<Kind>, at: i64) {
+        let now = snapshot(world, kind, at);
+        let stamp = self.stamp(at, Via::Listed);
+        let mut outs = Vec::new();
+        for (key, obs) in &now {
+            outs.push(self.tracker.apply(obs.clone(), stamp));
+            self.known.insert(key.clone(), obs.clone());
+        }
+        let dropped: Vec<(Kind, String)> = self
+            .known
+            .keys()
+            .filter(|k| kind.is_none_or(|kk| k.0 == kk) && !now.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in dropped {
+            self.known.remove(&key);
+            if let Some(g) = world
+                .writes
+                .iter()
+                .find(|w| (w.kind, w.key.clone()) == key)
+                .and_then(|w| w.gone.clone())
+            {
+                outs.push(self.tracker.apply(g, stamp));
+            }
+        }
+        for o in outs {
+            self.take(o, at);
+        }
+    }
+}
+
+/// Runs the case and returns the stored wakes and the final expected start.
+pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
+    let world = World::history(
+        case.seed,
+        case.born_at_zero,
+        case.initial_scale,
+        &case.episodes,
+        case.deployment_first,
+        case.quick,
+    );
+    let mut rng = case.seed | 1;
+    let end = world.writes.last().map_or(0, |w| w.t) + 15_000;
+    let mut all: Vec<(i64, usize, i64, What)> = Vec::new();
+    for kind in KINDS {
+        for (arrival, t, what) in stream(&world, kind, case, &mut rng) {
+            all.push((arrival, kind as usize, t, what));
+        }
+    }
+    for f in &case.faults {
+        if let Fault::Restart { at, down } = *f {
+            // Lost while down; what was sent before the restart is in its relist.
+            all.retain(|(arrival, _, t, _)| {
+                !(*arrival > at - down && *arrival <= at || *arrival > at && *t <= at)
+            });
+            all.push((at, 9, at, What::Restart));
+        }
+    }
+    all.extend((0..end / 1_000).map(|s| (s * 1_000, 10, s * 1_000, What::Tick)));
+    all.sort_by_key(|(at, k, _, _)| (*at, *k));
+    let mut svc = Service {
+        base: Instant::now(),
+        base_ms: world.base_ms,
+        tracker: Tracker::new(settings()),
+        stored: BTreeMap::new(),
+        open: BTreeMap::new(),
+        known: BTreeMap::new(),
+        expected: None,
+    };
+    let stamp = svc.stamp(-5, Via::Listed);
+    svc.tracker.mark_synced(stamp);
+    let mut down_until = i64::MIN;
+    for (at, _, _, what) in all {
+        match what {
+            What::Obs(obs, via) => {
+                let key = KINDS
+                    .iter()
+                    .find(|k| **k as usize == kind_of(&obs))
+                    .copied();
+                if let Some(k) = key {
+                    let name = key_of(&obs);
+                    if is_gone(&obs) {
+                        svc.known.remove(&(k, name));
+                    } else {
+                        svc.known.insert((k, name), (*obs).clone());
+                    }
+                }
+                trace(at, &format!("{via:?} {}", short(&obs)));
+                let out = svc.tracker.apply(*obs, svc.stamp(at, via));
+                for w in out.wakes.iter().map(|r| &r.wake) {
+                    trace(
+                        at,
+                        &format!(
+                            "  => {:?} {:?} {} ms {:?} {:?} start {}",
+                            w.kind,
+                            w.outcome,
+                            w.duration_ms,
+                            w.precision,
+                            w.failure_reason,
+                            w.requested_at
+                        ),
+                    );
+                }
+                svc.take(out, at);
+            }
+            What::List(kind) => {
+                trace(at, &format!("relist {kind:?}"));
+                svc.list(&world, Some(kind), at)
+            }
+            What::Tick if at >= down_until => {
+                let out = svc.tracker.tick(svc.stamp(at, Via::Watched));
+                svc.take(out, at);
+            }
+            What::Tick => {}
+            What::Restart => {
+                trace(at, "restart");
+                down_until = at;
+                svc.tracker = Tracker::new(settings());
+                svc.known.clear();
+                let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
+                let now = DateTime::<Utc>::from_timestamp_millis(world.base_ms + at).unwrap();
+                let open: Vec<OpenWake> = svc.open.values().cloned().collect();
+                svc.tracker.restore(&wakes, &open, &[], now);
+                svc.list(&world, None, at);
+                let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));
+                svc.take(out, at);
+            }
+        }
+    }
+    let mut stored: Vec<WakeRecord> = svc.stored.into_values().collect();
+    stored.sort_by_key(|w| w.requested_at);
+    (world, stored, svc.expected)
+}
+
+fn trace(at: i64, what: &str) {
+    if std::env::var_os("ORDERINGS_TRACE").is_some() {
+        eprintln!("{at:>7} {what}");
+    }
+}
+
+fn short(o: &Observation) -> String {
+    match o {
+        Observation::Deployment { dep, .. } => {
+            format!("dep replicas {} gen {}", dep.replicas, dep.generation)
+        }
+        Observation::Autoscaler { pa, .. } => format!(
+            "pa desired {:?} actual {:?} active {:?}",
+            pa.desired,
+            pa.actual,
+            pa.active.as_ref().map(|c| (
+                c.status,
+                c.reason.clone(),
+                c.since.map(|s| s.timestamp() % 1000)
+            ))
+        ),
+        Observation::Pod { pod, .. } => format!(
+            "pod {} created {} deleting {} sched {:?} {:?} ready {:?}",
+            pod.name,
+            pod.created.timestamp() % 1000,
+            pod.deleting,
+            pod.scheduled.as_ref().map(|c| c.status),
+            pod.container,
+            pod.ready
+                .as_ref()
+                .map(|c| (c.status, c.since.map(|s| s.timestamp() % 1000)))
+        ),
+        other => format!("{other:?}").chars().take(100).collect(),
+    }
+}
+
+fn kind_of(o: &Observation) -> usize {
+    match o {
+        Observation::Service(_) | Observation::ServiceGone { .. } => Kind::Service as usize,
+        Observation::Revision(_) | Observation::RevisionGone { .. } => Kind::Revision as usize,
+        Observation::Autoscaler { .. } => Kind::Autoscaler as usize,
+        Observation::Deployment { .. } => Kind::Deployment as usize,
+        Observation::Pod { .. } | Observation::PodGone { .. } => Kind::Pod as usize,
+        Observation::ConfigMap { .. } => usize::MAX,
+    }
+}
+
+fn key_of(o: &Observation) -> String {
+    match o {
+        Observation::Service(s) => s.name.clone(),
+        Observation::ServiceGone { name, .. } => name.clone(),
+        Observation::Revision(r) => r.uid.clone(),
+        Observation::RevisionGone { uid } => uid.clone(),
+        Observation::Autoscaler { revision_uid, .. }
+        | Observation::Deployment { revision_uid, .. } => revision_uid.clone(),
+        Observation::Pod { pod, .. } => pod.name.clone(),
+        Observation::PodGone { name, .. } => name.clone(),
+        Observation::ConfigMap { name, .. } => name.clone(),
+    }
+}
+
+fn is_gone(o: &Observation) -> bool {
+    matches!(
+        o,
+        Observation::ServiceGone { .. }
+            | Observation::RevisionGone { .. }
+            | Observation::PodGone { .. }
+    )
+}
