@@ -135,6 +135,9 @@ struct Wake {
     certain_abort: bool,
     /// Opened by its first pod, seen as it happened at this time.
     pod_seen: Option<At>,
+    /// Restored from the store, but the PA has queued anew since (at this time): it
+    /// ended while this process was down.
+    superseded: Option<At>,
 }
 
 impl Wake {
@@ -314,6 +317,7 @@ impl Machine {
             pa_streamed: false,
             certain_abort: false,
             pod_seen: None,
+            superseded: None,
         }));
     }
 

@@ -337,6 +337,9 @@ impl Tracker {
             rev.machine
                 .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
         }
+        for rev in self.revisions.values_mut() {
+            rev.machine.listed();
+        }
         let uids: Vec<String> = self.revisions.keys().cloned().collect();
         for uid in uids {
             self.evaluate(&uid, stamp, &mut out);

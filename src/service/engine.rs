@@ -103,9 +103,11 @@ impl Engine {
                         if let Some(h) = health.get_mut(kind) {
                             h.last_ok = Some(Instant::now());
                         }
+                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} {:?} {:?}", chrono::Utc::now().format("%S%.3f"), stamp, obs); }
                         tracker.apply(*obs, stamp)
                     }
                     Some(Feed::Listed(kind)) => {
+                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} LISTED {kind}", chrono::Utc::now().format("%S%.3f")); }
                         if let Some(h) = health.get_mut(kind) {
                             h.listed = true;
                             h.last_ok = Some(Instant::now());
@@ -121,6 +123,7 @@ impl Engine {
                         }
                     }
                     Some(Feed::Failed(kind)) => {
+                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} FAILED {kind}", chrono::Utc::now().format("%S%.3f")); }
                         if let Some(h) = health.get_mut(kind) {
                             h.last_err = Some(Instant::now());
                         }
@@ -208,6 +211,9 @@ impl Engine {
         writes: &mpsc::UnboundedSender<Write>,
     ) {
         for r in output.wakes {
+            if std::env::var_os("FAULT_TRACE").is_some() {
+                eprintln!("TRACE WAKE {:?}", r.wake);
+            }
             self.observe_wake(&r.service, &r.wake);
             let _ = writes.send(Write::Wake(Box::new(r.wake)));
         }

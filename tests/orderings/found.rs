@@ -21,6 +21,35 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A restart between an abort and the next wake; the restored wake underway.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                5862969549935920678,
+                vec![Served, Aborted, Served],
+                [0; 5],
+                vec![Fault::Restart {
+                    at: 28981,
+                    down: 200,
+                }],
+            )
+        },
+        // A restart just before a wake, the Deployment's stream far behind the PA's.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                15445243588368786477,
+                vec![Served, FailedTimedOut, Served, FailedTimedOut],
+                [0, 0, 60, 1829, 0],
+                vec![Fault::Restart {
+                    at: 77341,
+                    down: 200,
+                }],
+            )
+        },
         // The CI failure's shape: the next wake's pod arrives while the PA still wants
         // pods for the last wake; its fall and rise after must not split the wake.
         Case {

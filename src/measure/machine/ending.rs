@@ -13,6 +13,9 @@ use crate::measure::wake::{Outcome, PhaseDurations, Precision, WakeKind};
 impl Machine {
     /// Moves the open wake on with what the objects show now.
     pub(super) fn settle(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        if let Some(end) = self.wake.as_ref().and_then(|w| w.superseded) {
+            self.close_superseded(end, now, out);
+        }
         if self.wake.is_none() {
             self.settle_quiet(now, ctx, out);
         }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::At;
 use super::evidence::Autoscaler;
-use super::{Closed, Ctx, Machine, remember};
+use super::{Closed, Ctx, Finished, Machine, remember};
 use crate::measure::observe::Stamp;
 use crate::measure::wake::{Outcome, WakeKind};
 
@@ -26,6 +26,29 @@ impl Machine {
                 closed: None,
             });
         }
+    }
+
+    /// The first lists are in. A stream that wants pods while pods serve wants them for
+    /// the last wake's serving period: the fall it shows next is that wake's, even if a
+    /// newer wake has begun by the time it arrives.
+    pub fn listed(&mut self) {
+        if let Some(l) = self.last.filter(|_| self.wake.is_none())
+            && self.pods.iter().any(|p| p.snap.serving())
+        {
+            for (s, level) in self.levels().into_iter().enumerate() {
+                if level.is_some_and(|n| n > 0) {
+                    self.claimed[s] = l.id;
+                }
+            }
+        }
+    }
+
+    /// Each stream's scale, when known.
+    fn levels(&self) -> [Option<u32>; 2] {
+        [
+            self.deployment.map(|d| d.replicas),
+            self.pa.as_ref().and_then(Autoscaler::desired),
+        ]
     }
 
     /// A wake the previous process had underway; continued once the lists are in.
@@ -49,11 +72,7 @@ impl Machine {
         }
         // The lists are fresh: whatever wants pods now rose for it before the restart,
         // and whatever is back at zero already rose and fell for it.
-        let levels = [
-            self.deployment.map(|d| d.replicas),
-            self.pa.as_ref().and_then(Autoscaler::desired),
-        ];
-        for (s, level) in levels.into_iter().enumerate() {
+        for (s, level) in self.levels().into_iter().enumerate() {
             let Some(level) = level else { continue };
             self.claimed[s] = id;
             if level == 0
@@ -61,6 +80,33 @@ impl Machine {
             {
                 w.fell[s] = true;
             }
+        }
+        // A PA that queued in a later second activated anew: this wake ended while the
+        // process was down, no later than that.
+        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued)
+            && since.timestamp() > start_second
+            && let Some(w) = self.wake.as_mut()
+        {
+            w.superseded = Some(At::back_from(now, since));
+        }
+    }
+
+    /// Closes a restored wake that ended while the process was down: served if one of
+    /// its pods was ready, else aborted, by the time the PA queued anew at the latest.
+    pub(super) fn close_superseded(&mut self, end: At, now: Stamp, out: &mut Vec<Finished>) {
+        let Some(w) = self.wake.as_ref() else { return };
+        let (floor, id) = (w.floor, w.id);
+        let served = self
+            .pods
+            .iter()
+            .filter(|p| (floor..end.second()).contains(&p.created_second()))
+            .filter_map(|p| p.ready)
+            .reduce(At::earliest);
+        // Its streams fell for it unseen: what they want now is the next wake's.
+        self.fell_during = [id; 2];
+        match served {
+            Some(at) => self.close(Some(Outcome::Served), at, now, out),
+            None => self.close(Some(Outcome::Aborted), end, now, out),
         }
     }
 
