@@ -21,6 +21,19 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A restart after Knative gave up, the PA's stream behind: `TimedOut`, not aborted.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                6844129568367534501,
+                vec![FailedTimedOut],
+                [0, 0, 1538, 0, 0],
+                vec![Fault::Restart {
+                    at: 44480,
+                    down: 657,
+                }],
+            )
+        },
         // A restart between an abort and the next wake; the restored wake underway.
         Case {
             initial_scale: 3,

@@ -155,6 +155,7 @@ impl Service {
         let stamp = self.stamp(at, Via::Listed);
         let mut outs = Vec::new();
         for (key, obs) in &now {
+            trace(at, &format!("Listed {}", short(obs)));
             outs.push(self.tracker.apply(obs.clone(), stamp));
             self.known.insert(key.clone(), obs.clone());
         }

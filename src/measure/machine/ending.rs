@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::At;
-use super::evidence::{Pod, classify};
+use super::evidence::{Pod, classify, gave_up};
 use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Wake, remember};
 use crate::measure::observe::Stamp;
 use crate::measure::view::Failure;
@@ -102,11 +102,24 @@ impl Machine {
             .flatten()
             .reduce(At::earliest);
         let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
-        self.wake = Some(w);
-        let certain = self.wake.as_ref().is_some_and(|w| w.certain_abort);
-        if certain || now.mono.saturating_duration_since(ending.mono) >= ABORT_GRACE {
-            self.close(Some(Outcome::Aborted), ending, now, out);
+        let certain = w.certain_abort;
+        if !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE {
+            self.wake = Some(w);
+            return;
         }
+        // Still unserved at Knative's deadline: it gave up on the wake, whether or not its
+        // `TimedOut` was seen (a later reconcile replaces it, maybe before a list shows it).
+        if w.failed.is_none() && ending.wall >= w.deadline_at {
+            let end = ending.shifted(w.deadline_at);
+            let phases = self.phases(&w);
+            out.extend(self.finish(&w, Outcome::Failed, end, Some(gave_up()), phases));
+            self.failure = Some(gave_up());
+            w.failed = Some(gave_up());
+            self.wake = Some(w);
+            return self.close(None, end, now, out);
+        }
+        self.wake = Some(w);
+        self.close(Some(Outcome::Aborted), ending, now, out);
     }
 
     /// Ends the open wake at `end`; records it with `outcome` unless it was already

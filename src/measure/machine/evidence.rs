@@ -187,8 +187,13 @@ pub fn classify<'a>(
             }
         }
     }
-    timed_out.then(|| Failure {
+    timed_out.then(gave_up)
+}
+
+/// Knative gave up activating the revision: its PA's `TimedOut`.
+pub(super) fn gave_up() -> Failure {
+    Failure {
         reason: "TimedOut".into(),
         message: "The target could not be activated.".into(),
-    })
+    }
 }

@@ -6,10 +6,9 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::At;
-use super::evidence::{Autoscaler, Pod};
+use super::evidence::{Autoscaler, Pod, gave_up};
 use super::{Ctx, Finished, INITIAL_POD_WITHIN_SECONDS, Machine, Stream};
 use crate::measure::observe::{CondStatus, Stamp};
-use crate::measure::view::Failure;
 use crate::measure::wake::{Outcome, WakeKind};
 
 impl Machine {
@@ -30,10 +29,7 @@ impl Machine {
                 (start.timestamp() - 2..=start.timestamp() + 2).any(|s| self.recorded.contains(&s));
             if !near {
                 self.open_as(WakeKind::Wake, At::back_from(now, start), ctx);
-                let failure = Failure {
-                    reason: "TimedOut".into(),
-                    message: "The target could not be activated.".into(),
-                };
+                let failure = gave_up();
                 if let Some(w) = self.wake.take() {
                     let phases = self.phases(&w);
                     out.extend(self.finish(&w, Outcome::Failed, at, Some(failure.clone()), phases));
