@@ -21,6 +21,16 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A restart during the initial start, before the PA first queued.
+        case(
+            4543863841814627559,
+            vec![Served],
+            [0; 5],
+            vec![Fault::Restart {
+                at: 1202,
+                down: 1072,
+            }],
+        ),
         // A restart after Knative gave up, the PA's stream behind: `TimedOut`, not aborted.
         Case {
             deployment_first: Some(true),

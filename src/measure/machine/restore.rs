@@ -81,10 +81,17 @@ impl Machine {
                 w.fell[s] = true;
             }
         }
-        // A PA that queued in a later second activated anew: this wake ended while the
-        // process was down, no later than that.
+        // A PA that queued after this wake's second activated anew, so this wake ended
+        // while the process was down: shown by a pod of it being scaled away, or by a
+        // wake's `Queued` too late to be that wake's own (Knative writes it in the
+        // reconcile that scales the Deployment, within a second). An initial start's
+        // first `Queued` may come later: it was created without status.
+        let floor = start_second - 1;
         if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued)
             && since.timestamp() > start_second
+            && (self.pods.iter().any(|p| {
+                p.snap.deleting && (floor..since.timestamp()).contains(&p.created_second())
+            }) || (kind == WakeKind::Wake && since.timestamp() > start_second + 1))
             && let Some(w) = self.wake.as_mut()
         {
             w.superseded = Some(At::back_from(now, since));
