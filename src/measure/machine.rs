@@ -217,6 +217,12 @@ impl Machine {
                 let owed = claimed != 0 && self.fell_during[s] != claimed;
                 let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
                 self.fell_during[s] = if owed { claimed } else { current.unwrap_or(0) };
+                let during = self.wake.as_ref().map(|w| w.id) == Some(self.fell_during[s]);
+                if let Some(w) = self.wake.as_mut().filter(|_| during && !owed) {
+                    // A stream whose want a list showed, owed to no earlier wake: its
+                    // fall is this wake's, and may be the first to end it.
+                    w.first_fall.get_or_insert(edge.at);
+                }
                 if let Some(w) = self.wake.as_mut().filter(|w| claimed == w.id) {
                     w.fell[s] = true;
                     w.first_fall.get_or_insert(edge.at);

@@ -21,6 +21,29 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A restart as a wake begins: the Deployment's rise is in the list, its fall ends
+        // the wake.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                8868376595502998526,
+                vec![Aborted, Served],
+                [0; 5],
+                vec![
+                    Fault::Restart {
+                        at: 3111,
+                        down: 200,
+                    },
+                    Fault::Relist {
+                        kind: 0,
+                        at: 0,
+                        gap: 100,
+                    },
+                ],
+            )
+        },
         // A restart during the initial start, before the PA first queued.
         case(
             4543863841814627559,
