@@ -25,6 +25,10 @@ const RETENTION: [&str; 2] = [
     "autoscaling.knative.dev/scale-to-zero-pod-retention-period",
     "autoscaling.knative.dev/scaleToZeroPodRetentionPeriod",
 ];
+const INITIAL_SCALE: [&str; 2] = [
+    "autoscaling.knative.dev/initial-scale",
+    "autoscaling.knative.dev/initialScale",
+];
 const CLASS: [&str; 1] = ["autoscaling.knative.dev/class"];
 const PROGRESS_DEADLINE: [&str; 1] = ["serving.knative.dev/progress-deadline"];
 
@@ -85,6 +89,8 @@ pub struct ClusterDefaults {
     pub retention_seconds: u64,
     pub scale_down_delay_seconds: u64,
     pub min_scale: u32,
+    pub initial_scale: u32,
+    pub allow_zero_initial_scale: bool,
     pub pod_autoscaler_class: String,
     pub progress_deadline_seconds: u64,
 }
@@ -99,6 +105,8 @@ impl Default for ClusterDefaults {
             retention_seconds: 0,
             scale_down_delay_seconds: 0,
             min_scale: 0,
+            initial_scale: 1,
+            allow_zero_initial_scale: false,
             pod_autoscaler_class: KPA_CLASS.to_owned(),
             progress_deadline_seconds: 600,
         }
@@ -128,6 +136,12 @@ impl ClusterDefaults {
             min_scale: get("min-scale")
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(d.min_scale),
+            initial_scale: get("initial-scale")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(d.initial_scale),
+            allow_zero_initial_scale: get("allow-zero-initial-scale")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(d.allow_zero_initial_scale),
             pod_autoscaler_class: get("pod-autoscaler-class")
                 .map(str::to_owned)
                 .unwrap_or(d.pod_autoscaler_class),
@@ -156,6 +170,10 @@ pub struct Knobs {
     /// G
     pub grace_period_seconds: u64,
     pub progress_deadline_seconds: u64,
+    /// Replicas at creation: max(min-scale, initial-scale), where initial-scale may be 0
+    /// only if the cluster allows it. 0 means the revision is born at zero and its first
+    /// pods are a wake, not an initial start.
+    pub initial_replicas: u32,
 }
 
 impl Knobs {
@@ -176,6 +194,11 @@ impl Knobs {
         if !cluster.enable_scale_to_zero || class == HPA_CLASS {
             min = min.max(1);
         }
+        let floor = u32::from(!cluster.allow_zero_initial_scale);
+        let initial = lookup(annotations, &INITIAL_SCALE)
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|n| *n >= floor)
+            .unwrap_or(cluster.initial_scale.max(floor));
         Self {
             min_instances: min,
             stable_window_seconds: seconds(lookup(annotations, &WINDOW))
@@ -191,6 +214,7 @@ impl Knobs {
             progress_deadline_seconds: seconds(lookup(annotations, &PROGRESS_DEADLINE))
                 .filter(|s| *s > 0)
                 .unwrap_or(cluster.progress_deadline_seconds),
+            initial_replicas: initial.max(min),
         }
     }
 
@@ -296,5 +320,24 @@ mod tests {
             Knobs::resolve(&hpa, &ClusterDefaults::default(), true).min_instances,
             1
         );
+    }
+
+    #[test]
+    fn born_at_zero_only_where_the_cluster_allows_it() {
+        let zero = map(&[("autoscaling.knative.dev/initial-scale", "0")]);
+        let strict = ClusterDefaults::default();
+        assert_eq!(Knobs::resolve(&zero, &strict, true).initial_replicas, 1);
+        let allow = ClusterDefaults::from_config_maps(
+            &map(&[("allow-zero-initial-scale", "true")]),
+            &BTreeMap::new(),
+        );
+        assert_eq!(Knobs::resolve(&zero, &allow, true).initial_replicas, 0);
+        let min = map(&[
+            ("autoscaling.knative.dev/initialScale", "0"),
+            ("autoscaling.knative.dev/min-scale", "2"),
+        ]);
+        assert_eq!(Knobs::resolve(&min, &allow, true).initial_replicas, 2);
+        let three = map(&[("autoscaling.knative.dev/initial-scale", "3")]);
+        assert_eq!(Knobs::resolve(&three, &strict, true).initial_replicas, 3);
     }
 }

@@ -74,6 +74,8 @@ pub struct Ctx {
     pub thresholds: Thresholds,
     /// Progress deadline + 30 s: when Knative gives up on a wake.
     pub activation_timeout: Duration,
+    /// Its settings create the revision at zero (`initial-scale: 0`): no initial start.
+    pub born_at_zero: bool,
 }
 
 /// How long an apparent abort waits for lagging watches (a pod turning ready, a stream
@@ -200,6 +202,7 @@ impl Machine {
     /// Applies what is known at `now`; returns every wake that ended, in order.
     pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
         let mut out = Vec::new();
+        self.seen_at_zero |= ctx.born_at_zero && !self.served_before;
         for edge in std::mem::take(&mut self.edges) {
             let s = edge.stream as usize;
             if edge.rise {

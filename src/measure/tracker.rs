@@ -115,6 +115,7 @@ impl Tracker {
         Ctx {
             thresholds: self.settings.thresholds,
             activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
+            born_at_zero: knobs.initial_replicas == 0,
         }
     }
 

@@ -103,11 +103,13 @@ impl Engine {
                         if let Some(h) = health.get_mut(kind) {
                             h.last_ok = Some(Instant::now());
                         }
-                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} {:?} {:?}", chrono::Utc::now().format("%S%.3f"), stamp, obs); }
+                        // Every observation with its stamp, to replay an ordering a test
+                        // or a cluster produced (`RUST_LOG=scaling_facts::service=trace`).
+                        tracing::trace!(?stamp, ?obs, "observed");
                         tracker.apply(*obs, stamp)
                     }
                     Some(Feed::Listed(kind)) => {
-                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} LISTED {kind}", chrono::Utc::now().format("%S%.3f")); }
+                        tracing::trace!(kind, "listed");
                         if let Some(h) = health.get_mut(kind) {
                             h.listed = true;
                             h.last_ok = Some(Instant::now());
@@ -123,7 +125,7 @@ impl Engine {
                         }
                     }
                     Some(Feed::Failed(kind)) => {
-                        if std::env::var_os("FAULT_TRACE").is_some() { eprintln!("TRACE {} FAILED {kind}", chrono::Utc::now().format("%S%.3f")); }
+                        tracing::trace!(kind, "watch failed");
                         if let Some(h) = health.get_mut(kind) {
                             h.last_err = Some(Instant::now());
                         }
@@ -211,9 +213,7 @@ impl Engine {
         writes: &mpsc::UnboundedSender<Write>,
     ) {
         for r in output.wakes {
-            if std::env::var_os("FAULT_TRACE").is_some() {
-                eprintln!("TRACE WAKE {:?}", r.wake);
-            }
+            tracing::trace!(wake = ?r.wake, "recorded");
             self.observe_wake(&r.service, &r.wake);
             let _ = writes.send(Write::Wake(Box::new(r.wake)));
         }

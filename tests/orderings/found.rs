@@ -21,6 +21,20 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A restart as the first wake of a revision born at zero serves.
+        Case {
+            born_at_zero: true,
+            quick: true,
+            ..case(
+                4393938943754841671,
+                vec![Served, Served, Aborted, Served, FailedPull, Served],
+                [0, 0, 153, 210, 197],
+                vec![Fault::Restart {
+                    at: 4013,
+                    down: 758,
+                }],
+            )
+        },
         // A restart as a wake begins: the Deployment's rise is in the list, its fall ends
         // the wake.
         Case {

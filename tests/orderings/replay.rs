@@ -112,6 +112,14 @@ struct Service {
     expected: Option<f64>,
 }
 
+/// The cluster's `config-autoscaler`: it allows revisions born at zero (FACTS.md §c).
+fn cluster_settings() -> Observation {
+    Observation::ConfigMap {
+        name: "config-autoscaler".into(),
+        data: [("allow-zero-initial-scale".into(), "true".into())].into(),
+    }
+}
+
 fn settings() -> TrackerSettings {
     TrackerSettings {
         window: WindowSettings::default(),
@@ -221,6 +229,7 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         expected: None,
     };
     let stamp = svc.stamp(-5, Via::Listed);
+    svc.tracker.apply(cluster_settings(), stamp);
     svc.tracker.mark_synced(stamp);
     let mut down_until = i64::MIN;
     for (at, _, _, what) in all {
@@ -274,6 +283,8 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 let now = DateTime::<Utc>::from_timestamp_millis(world.base_ms + at).unwrap();
                 let open: Vec<OpenWake> = svc.open.values().cloned().collect();
                 svc.tracker.restore(&wakes, &open, &[], now);
+                svc.tracker
+                    .apply(cluster_settings(), svc.stamp(at, Via::Listed));
                 svc.list(&world, None, at);
                 let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));
                 svc.take(out, at);

@@ -325,10 +325,17 @@ impl World {
             scale: scale.max(1),
         });
         let i = n - 1;
-        let annotations = [(
+        let mut annotations = vec![(
             "serving.knative.dev/progress-deadline".to_owned(),
             "1s".to_owned(),
         )];
+        if scale == 0 {
+            // Born at zero: Knative allows it only by this setting (FACTS.md §c).
+            annotations.push((
+                "autoscaling.knative.dev/initial-scale".to_owned(),
+                "0".to_owned(),
+            ));
+        }
         let snap = RevisionSnap {
             uid: uid.clone(),
             name,

@@ -22,6 +22,7 @@ fn ctx() -> Ctx {
             late_event_tolerance: Duration::from_secs(2),
         },
         activation_timeout: Duration::from_secs(630),
+        born_at_zero: false,
     }
 }
 
