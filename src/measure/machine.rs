@@ -343,11 +343,6 @@ impl Machine {
     pub fn waking(&self) -> bool {
         self.wake.is_some()
     }
-
-    /// Whether `start_second` was recorded for this revision.
-    pub fn recorded(&self, start_second: i64) -> bool {
-        self.recorded.contains(&start_second)
-    }
 }
 
 fn remember(keys: &mut VecDeque<i64>, second: i64) {
