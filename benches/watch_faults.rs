@@ -5,6 +5,10 @@
 //! `cargo bench --bench watch_faults` runs it 20 times; `cargo bench --bench watch_faults
 //! -- 5` five times. It prints each run and then the totals: wakes lost, doubled and
 //! phantom (all must be 0), and the error of the wakes timed to the millisecond.
+//!
+//! `SOAK_SEED=N` repeats run N's fault schedule every time, and with
+//! `RUST_LOG=scaling_facts::service::engine=trace,warn` every observation the engine takes
+//! is printed with its stamp, to read how a failing run's wake was misread.
 
 #[path = "../tests/common/mod.rs"]
 #[allow(unused_imports, unused_macros)]
@@ -21,8 +25,13 @@ async fn main() {
     let (mut lost, mut doubled, mut phantom, mut wrong, mut faults) = (0, 0, 0, 0, 0);
     let mut live = Vec::new();
     let mut bound = Vec::new();
+    // To replay a run that failed: its fault schedule again, with what the engine saw.
+    if std::env::var_os("RUST_LOG").is_some() {
+        scaling_facts::telemetry::init_logging(scaling_facts::config::LogFormat::Text);
+    }
+    let seed: Option<u64> = std::env::var("SOAK_SEED").ok().and_then(|v| v.parse().ok());
     for run in 1..=runs {
-        let r = fault_run::run(run).await;
+        let r = fault_run::run(seed.unwrap_or(run)).await;
         println!(
             "run {run:>2}: {} faults, lost {} doubled {} phantom {} wrong outcome {}, {:?}, \
              live p99 {} ms max {} ms",
