@@ -84,6 +84,8 @@ pub const ABORT_GRACE: Duration = Duration::from_millis(2_500);
 /// A rise arriving this soon after the last wake closed, on a stream that had shown
 /// neither that wake's rise nor a fall since, is that wake's rise arriving late.
 const ECHO_WINDOW: Duration = Duration::from_secs(5);
+/// How far apart the KPA's Deployment scale and PA status writes of one reconcile may be.
+const KPA_WRITE_SPREAD_MS: i64 = 100;
 /// How many recent start seconds a revision remembers to refuse duplicates.
 const REMEMBERED_KEYS: usize = 16;
 /// A pod created this soon after its revision is the revision's first.
@@ -140,6 +142,8 @@ struct Wake {
     /// Restored from the store, but the PA has queued anew since (at this time): it
     /// ended while this process was down.
     superseded: Option<At>,
+    /// It began after this: see [`Machine::began_after`].
+    after: Option<DateTime<Utc>>,
 }
 
 impl Wake {
@@ -173,6 +177,8 @@ struct Closed {
 pub struct Machine {
     deployment: Option<DeploymentSnap>,
     pa: Option<Autoscaler>,
+    /// When each stream was last seen wanting zero pods: a wake's rises came after.
+    zero_seen: [Option<DateTime<Utc>>; 2],
     pods: Vec<Pod>,
     /// Rises and falls seen since the last evaluation, in arrival order.
     edges: Vec<Edge>,
@@ -327,7 +333,22 @@ impl Machine {
             certain_abort: false,
             pod_seen: None,
             superseded: None,
+            after: self.began_after(at),
         }));
+    }
+
+    /// A wake opened at `at` began after its streams were last seen at zero since the last
+    /// wake ended, less the spread of the KPA's two writes of one reconcile (the other
+    /// stream may have risen that much before).
+    fn began_after(&self, at: At) -> Option<DateTime<Utc>> {
+        let since = self.last.map_or(i64::MIN, |l| l.end_second);
+        let zero = self
+            .zero_seen
+            .iter()
+            .flatten()
+            .filter(|z| z.timestamp() > since && **z <= at.wall)
+            .max()?;
+        Some(*zero - chrono::Duration::milliseconds(KPA_WRITE_SPREAD_MS))
     }
 
     fn wants(&self) -> bool {

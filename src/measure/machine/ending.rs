@@ -131,7 +131,19 @@ impl Machine {
         now: Stamp,
         out: &mut Vec<Finished>,
     ) {
-        let Some(w) = self.wake.take() else { return };
+        let Some(mut w) = self.wake.take() else {
+            return;
+        };
+        // A start after the end it led to is an arrival that came late (a list, a catch-up
+        // burst) with no timestamp to date it: the wake began after its streams were last
+        // seen at zero, which is also the second that names it.
+        if let Some(a) = w.after
+            && w.requested.wall > end.wall
+            && a <= end.wall
+            && w.queued.is_none()
+        {
+            w.requested = w.requested.shifted(a);
+        }
         let outcome = match (&w.failed, outcome) {
             (Some(_), Some(Outcome::Served)) => {
                 // Recorded as failed; it recovered on its own.

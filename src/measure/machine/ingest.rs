@@ -30,8 +30,9 @@ impl Machine {
             None if dep.generation == 1 && dep.replicas > 0 => self.born_at_scale = true,
             _ => {}
         }
-        if dep.replicas == 0 && !self.served_before {
-            self.seen_at_zero = true;
+        if dep.replicas == 0 {
+            self.zero_seen[Stream::Deployment as usize] = Some(stamp.wall);
+            self.seen_at_zero |= !self.served_before;
         }
         self.deployment = Some(dep);
     }
@@ -65,8 +66,9 @@ impl Machine {
             .active
             .as_ref()
             .is_some_and(|c| c.reason_is("NoTraffic"));
-        if pa.desired() == Some(0) && idle && !self.served_before {
-            self.seen_at_zero = true;
+        if pa.desired() == Some(0) {
+            self.zero_seen[Stream::Autoscaler as usize] = Some(stamp.wall);
+            self.seen_at_zero |= idle && !self.served_before;
         }
         self.pa = Some(pa);
     }

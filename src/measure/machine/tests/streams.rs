@@ -103,3 +103,61 @@ fn a_pod_stream_ahead_of_the_pa_stream_does_not_split_the_next_wake() {
         (Outcome::Served, f.second(3_000).timestamp())
     );
 }
+
+#[test]
+fn a_wake_seen_only_by_lists_began_after_its_streams_were_last_at_zero() {
+    // Seen in the soak: every watch failed across a whole wake; the PA's list shows it
+    // served, the Deployment's list shows the rise after that, and the pods come last.
+    let mut f = Feed::idle();
+    f.dep(1, 8, 1_000, Via::Watched);
+    f.queued(1_000, 1_004, Via::Watched);
+    f.pod(f.new_pod("a", 1_020), 1_020, Via::Watched);
+    let a = f.ready_pod("a", 1_020, 1_283);
+    assert_eq!(
+        one(f.pod(a.clone(), 1_283, Via::Watched)).outcome,
+        Outcome::Served
+    );
+    f.pa(
+        1,
+        1,
+        cond(CondStatus::True, None, f.second(1_283)),
+        1_284,
+        Via::Watched,
+    );
+    let mut gone = a;
+    gone.deleting = true;
+    f.pod(gone, 3_785, Via::Watched);
+    f.dep(0, 8, 3_785, Via::Watched);
+    f.m.remove_pod("a");
+    // The next wake starts at 3,850 and serves at 4,106, all unseen.
+    assert!(
+        f.pa(
+            1,
+            1,
+            cond(CondStatus::True, None, f.second(4_106)),
+            4_176,
+            Via::Listed
+        )
+        .is_empty()
+    );
+    let done = one(f.dep(1, 8, 5_332, Via::Listed));
+    assert_eq!(
+        (done.outcome, done.precision),
+        (Outcome::Served, Precision::S)
+    );
+    assert_eq!(
+        done.start_second,
+        f.second(3_850).timestamp(),
+        "named by its real second"
+    );
+    assert!(
+        done.requested_at <= f.stamp(3_850, Via::Listed).wall,
+        "{done:?}"
+    );
+    assert!(
+        done.duration_ms >= 4_106 - 3_850,
+        "an upper bound: {done:?}"
+    );
+    let b = f.ready_pod("b", 3_900, 4_106);
+    assert!(f.pod(b, 5_496, Via::Listed).is_empty(), "recorded once");
+}
