@@ -325,7 +325,7 @@ fn initial_sync() {
             .await
             .unwrap();
             store.migrate().await.unwrap();
-            let book = std::sync::Arc::new(scaling_facts::measure::facts::FactsBook::new(Duration::from_secs(90)));
+            let book = std::sync::Arc::new(scaling_facts::book::FactsBook::new(Duration::from_secs(90)));
             let engine = scaling_facts::service::engine::Engine {
                 book: book.clone(),
                 store,

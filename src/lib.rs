@@ -4,7 +4,9 @@
 //! Data flows one way through the layers:
 //!
 //! - [`watch`] (Kubernetes, kube-rs) turns watch events into observations;
-//! - [`measure`] is pure: wakes, histograms, and the in-memory [`measure::facts::FactsBook`];
+//! - [`measure`] is pure: wakes, histograms and each release's facts, with no locks;
+//! - [`book`] holds every release's facts for readers ([`book::FactsBook`]), serialized
+//!   when they change, and broadcasts each change;
 //! - [`store`] is the only place with SQL (SQLite or PostgreSQL through sqlx);
 //! - [`serve`] is the axum HTTP API that reads the book and the store.
 //!
@@ -14,6 +16,7 @@
 //! speaking the Kubernetes API, with ground truth), [`client`] (a typed client and the
 //! caller contract) and [`demo`] (the one-command demo).
 
+pub mod book;
 pub mod client;
 pub mod config;
 pub mod demo;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::store::StoreError;
+use crate::telemetry::ErrorChain;
 
 /// The body of every error response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -117,21 +118,6 @@ impl IntoResponse for ApiError {
             message: self.to_string(),
         });
         response
-    }
-}
-
-/// Displays an error and its sources, separated by `: `.
-pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
-
-impl std::fmt::Display for ErrorChain<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut next = self.0.source();
-        while let Some(e) = next {
-            write!(f, ": {e}")?;
-            next = e.source();
-        }
-        Ok(())
     }
 }
 

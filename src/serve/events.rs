@@ -20,7 +20,8 @@ use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use super::AppState;
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use crate::measure::facts::{Change, FactsBook, ReleaseFacts};
+use crate::book::{Change, FactsBook};
+use crate::measure::facts::ReleaseFacts;
 use crate::telemetry::metrics::Metrics;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);

@@ -31,7 +31,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::measure::facts::FactsBook;
+use crate::book::FactsBook;
 use crate::store::Store;
 use crate::telemetry::health::Readiness;
 use crate::telemetry::metrics::Metrics;

@@ -13,8 +13,8 @@ use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
 
 use super::AppState;
-use super::error::ErrorChain;
 use crate::store::PING_TIMEOUT;
+use crate::telemetry::ErrorChain;
 use crate::telemetry::health::WarmupReport;
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -13,13 +13,13 @@ use tokio::sync::{mpsc, watch as signal};
 use tokio_util::sync::CancellationToken;
 
 use super::persist::{self, Write};
-use crate::measure::facts::FactsBook;
+use crate::book::FactsBook;
 use crate::measure::observe::{ServiceKey, Stamp, Via};
 use crate::measure::stats::WindowSettings;
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
 use crate::measure::wake::{Outcome, WakeRecord};
-use crate::serve::error::ErrorChain;
 use crate::store::Store;
+use crate::telemetry::ErrorChain;
 use crate::telemetry::metrics::{KindLabels, Metrics, ServiceLabels, WakeLabels};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
 

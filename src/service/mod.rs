@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 pub mod engine;
 pub mod persist;
 
+use crate::book::FactsBook;
 use crate::config::ServeConfig;
-use crate::measure::facts::FactsBook;
 use crate::serve::auth::Tokens;
 use crate::serve::{self, AppState, Shared};
 use crate::store::Store;
@@ -114,7 +114,7 @@ impl Service {
                 let mut tasks = vec![WarmupTask::new("store", async move {
                     let done = store.migrate().await;
                     migrated_tx.send_replace(true);
-                    done.map_err(|e| crate::serve::error::ErrorChain(&e).to_string())
+                    done.map_err(|e| crate::telemetry::ErrorChain(&e).to_string())
                 })];
                 tasks.extend(engine_tasks);
                 tokio::select! {

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::measure::stats::HistogramUpdate;
 use crate::measure::wake::{OpenChange, WakeRecord};
-use crate::serve::error::ErrorChain;
 use crate::store::Store;
+use crate::telemetry::ErrorChain;
 use crate::telemetry::metrics::Metrics;
 
 /// One write.

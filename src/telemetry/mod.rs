@@ -2,10 +2,14 @@
 //!
 //! - this module: the `tracing` subscriber (JSON lines in production, text in a terminal);
 //! - [`metrics`]: Prometheus metrics with bounded labels (route, never a release key);
-//! - [`health`]: the readiness gate of ADR-025 and the warm-up tasks that open it.
+//! - [`health`]: the readiness gate of ADR-025 and the warm-up tasks that open it;
+//! - [`ErrorChain`]: an error with its causes on one log line.
 
+mod error_chain;
 pub mod health;
 pub mod metrics;
+
+pub use error_chain::ErrorChain;
 
 use tracing_subscriber::EnvFilter;
 

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
+use scaling_facts::book::FactsBook;
 use scaling_facts::config::DatabaseConfig;
-use scaling_facts::measure::facts::{FactsBook, ReleaseFacts};
+use scaling_facts::measure::facts::ReleaseFacts;
 use scaling_facts::serve::auth::Tokens;
 use scaling_facts::serve::{AppState, Shared};
 use scaling_facts::store::Store;

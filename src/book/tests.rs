@@ -1,7 +1,8 @@
 //! Behaviour of the facts book: precomputed reads, change broadcast, clock-dependent fields.
 
 use super::*;
-use crate::measure::view::WakeProgress;
+use crate::measure::facts::*;
+use crate::measure::view::{Phase, RuntimeState, Scaling, WakeProgress};
 use chrono::TimeZone;
 
 fn t(secs: i64) -> DateTime<Utc> {
