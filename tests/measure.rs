@@ -213,8 +213,8 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
                 .collect::<Vec<_>>()
         );
         for (truth_wake, m) in pair(&t, &measured) {
-            assert_eq!(m.outcome, Outcome::Served);
-            assert_eq!(m.precision, Precision::Ms);
+            assert_eq!(m.outcome, Outcome::Served, "{m:#?} vs {truth_wake:?}");
+            assert_eq!(m.precision, Precision::Ms, "{m:#?} vs {truth_wake:?}");
             assert_eq!(m.release, release_of(ns, svc));
             errors.push(
                 (m.duration_ms as i64 - truth_wake.duration_ms().unwrap() as i64).unsigned_abs(),
