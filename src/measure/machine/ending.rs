@@ -112,9 +112,10 @@ impl Machine {
         if w.failed.is_none() && ending.wall >= w.deadline_at {
             let end = ending.shifted(w.deadline_at);
             let phases = self.phases(&w);
-            out.extend(self.finish(&w, Outcome::Failed, end, Some(gave_up()), phases));
-            self.failure = Some(gave_up());
-            w.failed = Some(gave_up());
+            let f = gave_up();
+            out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
+            self.failure = Some(f.clone());
+            w.failed = Some(f);
             self.wake = Some(w);
             return self.close(None, end, now, out);
         }

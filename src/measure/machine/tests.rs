@@ -132,6 +132,18 @@ impl Feed {
         }
     }
 
+    /// A wake seen live from start to its pod `name` ready, recorded served; returns the
+    /// ready pod, to be scaled away by the caller.
+    fn live_wake(&mut self, name: &str, start_ms: u64, pod_ms: u64, ready_ms: u64) -> PodSnap {
+        self.dep(1, 8, start_ms, Via::Watched);
+        self.queued(start_ms, start_ms + 3, Via::Watched);
+        self.pod(self.new_pod(name, pod_ms), pod_ms, Via::Watched);
+        let ready = self.ready_pod(name, pod_ms, ready_ms);
+        let done = one(self.pod(ready.clone(), ready_ms, Via::Watched));
+        assert_eq!(done.outcome, Outcome::Served);
+        ready
+    }
+
     /// A revision that served long ago and sits at zero, as the first lists show it.
     fn idle() -> Self {
         let mut f = Self::new();

@@ -73,14 +73,7 @@ fn a_pod_stream_ahead_of_the_pa_stream_does_not_split_the_next_wake() {
     // Seen in the dense-fault run: after a relist, the PA still wants pods for the last
     // wake when the next wake's pod arrives; its fall and rise come just after.
     let mut f = Feed::idle();
-    f.dep(1, 8, 850, Via::Watched);
-    f.queued(850, 853, Via::Watched);
-    f.pod(f.new_pod("a", 875), 875, Via::Watched);
-    let a = f.ready_pod("a", 875, 1_002);
-    assert_eq!(
-        one(f.pod(a.clone(), 1_002, Via::Watched)).outcome,
-        Outcome::Served
-    );
+    let a = f.live_wake("a", 850, 875, 1_002);
     let active = cond(CondStatus::True, None, f.second(1_000));
     f.pa(1, 1, active.clone(), 1_005, Via::Watched);
     f.dep(1, 8, 2_494, Via::Listed);
@@ -109,14 +102,7 @@ fn a_wake_seen_only_by_lists_began_after_its_streams_were_last_at_zero() {
     // Seen in the soak: every watch failed across a whole wake; the PA's list shows it
     // served, the Deployment's list shows the rise after that, and the pods come last.
     let mut f = Feed::idle();
-    f.dep(1, 8, 1_000, Via::Watched);
-    f.queued(1_000, 1_004, Via::Watched);
-    f.pod(f.new_pod("a", 1_020), 1_020, Via::Watched);
-    let a = f.ready_pod("a", 1_020, 1_283);
-    assert_eq!(
-        one(f.pod(a.clone(), 1_283, Via::Watched)).outcome,
-        Outcome::Served
-    );
+    let a = f.live_wake("a", 1_000, 1_020, 1_283);
     f.pa(
         1,
         1,
