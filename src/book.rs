@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use crate::measure::facts::{ReleaseFacts, WatchView};
-use crate::measure::view::ColdStarts;
+use scaling_facts_api::ColdStarts;
 
 const CHANGE_CHANNEL_CAPACITY: usize = 1_024;
 

@@ -7,11 +7,11 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use scaling_facts::measure::facts::ReleaseFacts;
-use scaling_facts::measure::view::{Phase, Runtime, RuntimeState, Scaling, WakeProgress};
 use scaling_facts::serve::app;
-use scaling_facts::serve::config::ConfigView;
-use scaling_facts::serve::error::ErrorBody;
-use scaling_facts::serve::releases::BatchScalingResponse;
+use scaling_facts_api::BatchScalingResponse;
+use scaling_facts_api::ConfigView;
+use scaling_facts_api::ErrorBody;
+use scaling_facts_api::{Phase, Runtime, RuntimeState, Scaling, WakeProgress};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 

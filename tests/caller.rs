@@ -11,7 +11,7 @@ use scaling_facts::client::caller::{
     is_warm, readiness_limit, warm_margin,
 };
 use scaling_facts::client::prewarm::Prewarmer;
-use scaling_facts::measure::view::{
+use scaling_facts_api::{
     Failure, Phase, Runtime, RuntimePresence, RuntimeState, Scaling, WakeProgress,
 };
 use tokio::time::Instant;

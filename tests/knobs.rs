@@ -5,7 +5,7 @@
 mod common;
 
 use kube::api::{Api, Patch, PatchParams};
-use scaling_facts::measure::view::{Runtime, Scaling};
+use scaling_facts_api::{Runtime, Scaling};
 
 use common::{RunningService, TestDb, eventually, start_sim};
 

@@ -7,10 +7,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use scaling_facts::measure::view::{ColdStarts, Runtime, RuntimeState, Scaling};
-use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
 use scaling_facts::sim::Cluster;
 use scaling_facts::sim::truth::TruthWake;
+use scaling_facts_api::{ColdStarts, Runtime, RuntimeState, Scaling};
+use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 
 use common::{RunningService, TestDb, eventually, start_sim};
 

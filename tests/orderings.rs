@@ -22,7 +22,7 @@ mod world;
 use proptest::prelude::*;
 
 use replay::run;
-use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
+use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 use world::{Episode, TrueWake, World};
 
 #[derive(Debug, Clone, Copy)]

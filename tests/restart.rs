@@ -8,9 +8,9 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use scaling_facts::measure::view::ColdStarts;
-use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
 use scaling_facts::store::Store;
+use scaling_facts_api::ColdStarts;
+use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 
 use common::{db_config, eventually, start_sim};
 

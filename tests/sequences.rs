@@ -8,8 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use scaling_facts::measure::view::{ColdStarts, Scaling};
-use scaling_facts::measure::wake::{Outcome, WakeKind};
+use scaling_facts_api::{ColdStarts, Scaling};
+use scaling_facts_api::{Outcome, WakeKind};
 
 use common::{RunningService, TestDb, eventually, start_sim};
 

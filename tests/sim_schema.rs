@@ -7,8 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use scaling_facts::measure::wake::Outcome;
 use scaling_facts::sim::resources::{self, Kind};
+use scaling_facts_api::Outcome;
 use serde_json::Value;
 
 use common::start_sim;

@@ -4,10 +4,10 @@ mod common;
 
 use common::t;
 use scaling_facts::measure::histogram::LatencyHistogram;
-use scaling_facts::measure::wake::{Outcome, PhaseDurations, Precision, WakeKind, WakeRecord};
 use scaling_facts::store::Store;
 use scaling_facts::store::config::DesiredConfig;
 use scaling_facts::store::releases::{ReleaseRow, RevisionRow};
+use scaling_facts_api::{Outcome, PhaseDurations, Precision, WakeKind, WakeRecord};
 
 fn wake(rev_uid: &str, at: i64, outcome: Outcome) -> WakeRecord {
     let requested_at = t(at) + chrono::Duration::milliseconds(250);

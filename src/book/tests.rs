@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::measure::facts::*;
-use crate::measure::view::{Phase, RuntimeState, Scaling, WakeProgress};
 use chrono::TimeZone;
+use scaling_facts_api::{Phase, RuntimeState, Scaling, WakeProgress};
 
 fn t(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()

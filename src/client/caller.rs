@@ -18,10 +18,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
-use crate::measure::view::{Phase, Runtime, RuntimeState, Scaling};
+use scaling_facts_api::{Phase, Runtime, RuntimeState, Scaling};
 
-/// The deadline header: milliseconds the caller will still wait (ADR 0041 §6).
-pub const DEADLINE_HEADER: &str = "Mainsequence-Request-Timeout-Ms";
+pub use scaling_facts_api::DEADLINE_HEADER;
 
 /// Where the facts come from: the scaling-facts API, or a fake in tests.
 pub trait Platform: Send + Sync {

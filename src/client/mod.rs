@@ -13,10 +13,10 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 
-use crate::measure::view::{ColdStarts, Runtime, Scaling};
-use crate::serve::config::{ConfigUpdate, ConfigView};
-use crate::serve::error::ErrorBody;
-use crate::serve::releases::{BatchScalingRequest, BatchScalingResponse};
+use scaling_facts_api::{BatchScalingRequest, BatchScalingResponse};
+use scaling_facts_api::{ColdStarts, Runtime, Scaling};
+use scaling_facts_api::{ConfigUpdate, ConfigView};
+use scaling_facts_api::{ErrorBody, ErrorCode};
 
 /// Errors of the client.
 #[derive(Debug, thiserror::Error)]
@@ -29,9 +29,9 @@ pub enum ClientError {
 
 impl ClientError {
     /// The API's stable error code, when the API answered.
-    pub fn code(&self) -> Option<&str> {
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
-            Self::Api { body, .. } => Some(&body.error_code),
+            Self::Api { body, .. } => Some(body.error_code),
             Self::Http(_) => None,
         }
     }
@@ -80,14 +80,14 @@ impl Client {
             .json::<ErrorBody>()
             .await
             .unwrap_or_else(|_| ErrorBody {
-                error_code: "unknown".into(),
+                error_code: ErrorCode::Unrecognized,
                 message: format!("HTTP {status}"),
                 request_id: String::new(),
             });
         Err(ClientError::Api { status, body })
     }
 
-    pub async fn releases(&self) -> Result<crate::serve::releases::ReleaseList, ClientError> {
+    pub async fn releases(&self) -> Result<scaling_facts_api::ReleaseList, ClientError> {
         self.send(self.req(reqwest::Method::GET, "/v1/releases"))
             .await
     }

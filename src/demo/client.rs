@@ -16,7 +16,7 @@ use crate::client::caller::{
     Call, CallError, Caller, CallerConfig, DEADLINE_HEADER, Transport, TransportError,
 };
 use crate::client::prewarm::Prewarmer;
-use crate::measure::view::Phase;
+use scaling_facts_api::Phase;
 
 /// Sends requests through the simulator's (or Knative's) activator.
 pub struct Activator {
@@ -242,7 +242,7 @@ pub async fn run(
                 let idle = api
                     .runtime(&release)
                     .await
-                    .is_ok_and(|r| r.state == crate::measure::view::RuntimeState::Idle);
+                    .is_ok_and(|r| r.state == scaling_facts_api::RuntimeState::Idle);
                 if measured.is_some_and(|s| s > 1.0) && idle {
                     break;
                 }

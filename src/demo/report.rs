@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::client::Client;
-use crate::measure::view::ColdStarts;
-use crate::measure::wake::{Outcome, WakeKind};
 use crate::sim::Cluster;
+use scaling_facts_api::ColdStarts;
+use scaling_facts_api::{Outcome, WakeKind};
 
 use super::client::{Plan, Score};
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::measure::view::{ActiveRevision, Runtime, RuntimePresence, RuntimeState};
-use crate::measure::view::{Phase, Scaling};
+use scaling_facts_api::{ActiveRevision, Runtime, RuntimePresence, RuntimeState};
+use scaling_facts_api::{Phase, Scaling};
 
 /// The retry hint while waking when nothing has been measured yet.
 pub const UNMEASURED_RETRY_AFTER_MS: u64 = 1_000;

@@ -7,7 +7,7 @@
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
-use crate::measure::view::{HistogramBucket, Percentiles};
+use scaling_facts_api::{HistogramBucket, Percentiles};
 
 /// Lowest recordable latency.
 pub const LOWEST_MS: u64 = 1;

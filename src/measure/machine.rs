@@ -44,8 +44,8 @@ pub use dating::{At, Side};
 use evidence::{Autoscaler, Pod};
 
 use super::observe::{DeploymentSnap, Stamp};
-use super::view::Failure;
-use super::wake::{Outcome, PhaseDurations, Precision, WakeKind};
+use scaling_facts_api::Failure;
+use scaling_facts_api::{Outcome, PhaseDurations, Precision, WakeKind};
 
 /// Tunables of the classification.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,7 @@
 //! The measurement layer: pure data and arithmetic, free of Kubernetes, SQL and HTTP.
 //!
-//! - [`wake`]: a finished wake, the unit that is stored exactly once.
+//! - [`wake`]: a wake underway, kept in the store until it ends (a finished one is the
+//!   wire contract's `WakeRecord`, stored exactly once).
 //! - [`histogram`]: wake latencies in an HDR histogram and its stored encoding.
 //! - [`knobs`]: a revision's effective settings from annotations, ConfigMaps and defaults.
 //! - [`observe`]: what the watcher reports, as plain snapshots with their versions and
@@ -9,8 +10,8 @@
 //!   orders by itself; [`machine::dating`] is the one place that dates a change;
 //! - [`stats`]: per-revision windows, histograms and reports;
 //! - [`tracker`]: every revision's machine and stats, and the release facts they make;
-//! - [`view`]: the facts in the shape the v1 API returns them;
-//! - [`facts`]: the in-memory book of every release's facts that the API reads.
+//! - [`facts`]: a release's facts, ready to be put in the shape the v1 API returns
+//!   (`scaling_facts_api`).
 
 pub mod facts;
 pub mod histogram;
@@ -19,5 +20,4 @@ pub mod machine;
 pub mod observe;
 pub mod stats;
 pub mod tracker;
-pub mod view;
 pub mod wake;

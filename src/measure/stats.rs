@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, VecDeque};
 use chrono::{DateTime, Duration, Utc};
 
 use super::histogram::LatencyHistogram;
-use super::view::{OutcomeCounts, PhaseBreakdown, RevisionColdStarts};
-use super::wake::{Outcome, WakeKind, WakeRecord};
+use scaling_facts_api::{Outcome, WakeKind, WakeRecord};
+use scaling_facts_api::{OutcomeCounts, PhaseBreakdown, RevisionColdStarts};
 
 /// Width of a histogram time bucket.
 pub const BUCKET_SECONDS: i64 = 3_600;
@@ -194,7 +194,7 @@ impl RevisionStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::wake::{PhaseDurations, Precision};
+    use scaling_facts_api::{PhaseDurations, Precision};
 
     fn wake(at: i64, ms: u64, outcome: Outcome) -> WakeRecord {
         let requested_at = DateTime::from_timestamp(1_800_000_000 + at, 0).unwrap();

@@ -14,11 +14,12 @@ use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionName, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::stats::{HistogramUpdate, RevisionStats, WindowSettings};
-use super::view::{
+use super::wake::{OpenChange, OpenWake};
+use scaling_facts_api::WakeRecord;
+use scaling_facts_api::{
     ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
     WakeProgress,
 };
-use super::wake::{OpenChange, OpenWake, WakeRecord};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrackerSettings {

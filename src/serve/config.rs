@@ -6,14 +6,16 @@
 
 use axum::Json;
 use axum::extract::{Extension, FromRequest, Path, Request, State};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use chrono::Utc;
+use scaling_facts_api::{
+    AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView, EffectiveView, examples,
+};
 
 use super::AppState;
 use super::auth::Caller;
-use super::error::{ApiError, ErrorBody};
+use super::error::ApiError;
 use super::json::ApiJson;
+use super::openapi::{ConfigWriteErrors, StoredReadErrors};
 use super::request::RequestId;
 use crate::measure::facts::IdleWindowParts;
 use crate::store::config::{ConfigAudit, DesiredConfig};
@@ -24,61 +26,6 @@ pub const MAX_MIN_INSTANCES: u32 = 1_000;
 /// Knative's largest pod retention period: the idle window can exceed W + D by at most this.
 pub const MAX_RETENTION_SECONDS: u32 = 3_600;
 const AUDIT_ENTRIES_SHOWN: u32 = 20;
-
-/// Body of `PUT config`.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigUpdate {
-    /// Replicas kept when idle, 0 to 1000.
-    pub min_instances: u32,
-    /// Guaranteed idle window in whole seconds: at least the revision's stable window plus
-    /// scale-down delay, at most that plus 3600.
-    pub idle_timeout_seconds: u32,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-pub struct DesiredView {
-    pub min_instances: u32,
-    pub idle_timeout_seconds: u32,
-    pub updated_by: String,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-pub struct EffectiveView {
-    pub min_instances: u32,
-    pub idle_timeout_seconds: f64,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-pub struct ConfigValues {
-    pub min_instances: u32,
-    pub idle_timeout_seconds: u32,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-pub struct AuditView {
-    pub actor: String,
-    pub request_id: String,
-    pub changed_at: DateTime<Utc>,
-    /// Null for the first change of a release.
-    pub old: Option<ConfigValues>,
-    pub new: ConfigValues,
-}
-
-/// Desired and effective configuration of a release.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-pub struct ConfigView {
-    pub release: String,
-    /// Null until an editor set values.
-    pub desired: Option<DesiredView>,
-    /// What Knative runs with, from the revision's annotations and config-autoscaler.
-    pub effective: EffectiveView,
-    /// True when no desired values are set or they equal the effective ones.
-    pub in_sync: bool,
-    /// Newest first, at most 20.
-    pub audit: Vec<AuditView>,
-}
 
 fn values(d: DesiredConfig) -> ConfigValues {
     ConfigValues {
@@ -163,13 +110,11 @@ pub fn validate(update: &ConfigUpdate, parts: IdleWindowParts) -> Result<Desired
 
 /// Desired and effective configuration, with the audit trail.
 #[utoipa::path(
-    get, path = "/v1/releases/{release}/config", tag = "config",
+    get, path = "/v1/releases/{release}/config", tag = "config", operation_id = "getConfig",
     params(("release" = String, Path, description = "Release key")),
     responses(
-        (status = 200, description = "Desired, effective, audit", body = ConfigView),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 404, description = "Unknown release", body = ErrorBody),
-        (status = 503, description = "Store unavailable", body = ErrorBody),
+        (status = 200, description = "Desired, effective, audit", body = ConfigView, example = examples::config_view),
+        StoredReadErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -184,17 +129,12 @@ pub async fn get_config(
 
 /// Sets the desired `min_instances` and `idle_timeout_seconds` of a release.
 #[utoipa::path(
-    put, path = "/v1/releases/{release}/config", tag = "config",
+    put, path = "/v1/releases/{release}/config", tag = "config", operation_id = "putConfig",
     params(("release" = String, Path, description = "Release key")),
-    request_body = ConfigUpdate,
+    request_body(content = ConfigUpdate, example = examples::config_update),
     responses(
-        (status = 200, description = "Stored and audited", body = ConfigView),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 403, description = "Token lacks write or write:<release>", body = ErrorBody),
-        (status = 404, description = "Unknown release", body = ErrorBody),
-        (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 422, description = "A field is out of range; the message names it", body = ErrorBody),
-        (status = 503, description = "Store unavailable; nothing was changed", body = ErrorBody),
+        (status = 200, description = "Stored and audited", body = ConfigView, example = examples::config_view),
+        ConfigWriteErrors,
     ),
     security(("bearer" = []))
 )]

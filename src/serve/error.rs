@@ -9,23 +9,10 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use scaling_facts_api::ErrorCode;
 
 use crate::store::StoreError;
 use crate::telemetry::ErrorChain;
-
-/// The body of every error response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ErrorBody {
-    /// Stable, machine-readable: `unknown_release`, `unauthenticated`, `forbidden`,
-    /// `invalid_field`, `invalid_json`, `body_too_large`, `unsupported_media_type`,
-    /// `not_found`, `method_not_allowed`, `timeout`, `store_unavailable`, `internal`.
-    pub error_code: String,
-    pub message: String,
-    /// Also in the `x-request-id` response header; quote it when reporting a problem.
-    pub request_id: String,
-}
 
 /// Errors of the HTTP layer.
 #[derive(Debug, thiserror::Error)]
@@ -61,31 +48,21 @@ impl ApiError {
     }
 
     pub fn status(&self) -> StatusCode {
-        match self {
-            Self::UnknownRelease { .. } | Self::NoRoute { .. } => StatusCode::NOT_FOUND,
-            Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
-            Self::InvalidField { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::InvalidJson(_) => StatusCode::BAD_REQUEST,
-            Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        status_of(self.code())
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::UnknownRelease { .. } => "unknown_release",
-            Self::NoRoute { .. } => "not_found",
-            Self::Unauthenticated(_) => "unauthenticated",
-            Self::Forbidden { .. } => "forbidden",
-            Self::InvalidField { .. } => "invalid_field",
-            Self::InvalidJson(_) => "invalid_json",
-            Self::BodyTooLarge { .. } => "body_too_large",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::StoreUnavailable(_) => "store_unavailable",
-            Self::Internal(_) => "internal",
+            Self::UnknownRelease { .. } => ErrorCode::UnknownRelease,
+            Self::NoRoute { .. } => ErrorCode::NotFound,
+            Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            Self::Forbidden { .. } => ErrorCode::Forbidden,
+            Self::InvalidField { .. } => ErrorCode::InvalidField,
+            Self::InvalidJson(_) => ErrorCode::InvalidJson,
+            Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
+            Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
+            Self::StoreUnavailable(_) => ErrorCode::StoreUnavailable,
+            Self::Internal(_) => ErrorCode::Internal,
         }
     }
 }
@@ -99,10 +76,28 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// The status every response with `code` has: one table, read by the handlers, the
+/// envelope and the OpenAPI document alike.
+pub fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::UnknownRelease | ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+        ErrorCode::InvalidField => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorCode::InvalidJson | ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
+        ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::Timeout | ErrorCode::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        // `internal`, and codes of a newer contract, which this server never sends.
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 /// What a handler's error leaves for the envelope middleware.
 #[derive(Debug, Clone)]
 pub(crate) struct PendingError {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
 }
 
@@ -110,7 +105,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         // The source chain is for operators only; the request id ties it to the response.
         if let Some(source) = std::error::Error::source(&self) {
-            tracing::error!(error_code = self.code(), error = %self, cause = %ErrorChain(source), "request failed");
+            tracing::error!(error_code = %self.code(), error = %self, cause = %ErrorChain(source), "request failed");
         }
         let mut response = self.status().into_response();
         response.extensions_mut().insert(PendingError {
@@ -124,17 +119,20 @@ impl IntoResponse for ApiError {
 /// The error code and message for an error response that no handler described.
 pub(crate) fn for_status(status: StatusCode) -> PendingError {
     let (code, message) = match status {
-        StatusCode::NOT_FOUND => ("not_found", "no such route"),
-        StatusCode::METHOD_NOT_ALLOWED => {
-            ("method_not_allowed", "method not allowed on this route")
-        }
+        StatusCode::NOT_FOUND => (ErrorCode::NotFound, "no such route"),
+        StatusCode::METHOD_NOT_ALLOWED => (
+            ErrorCode::MethodNotAllowed,
+            "method not allowed on this route",
+        ),
         StatusCode::REQUEST_TIMEOUT | StatusCode::SERVICE_UNAVAILABLE => {
-            ("timeout", "the request took too long; try again")
+            (ErrorCode::Timeout, "the request took too long; try again")
         }
-        StatusCode::PAYLOAD_TOO_LARGE => ("body_too_large", "request body too large"),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "unsupported media type"),
-        s if s.is_client_error() => ("bad_request", "the request was not understood"),
-        _ => ("internal", "internal error"),
+        StatusCode::PAYLOAD_TOO_LARGE => (ErrorCode::BodyTooLarge, "request body too large"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            (ErrorCode::UnsupportedMediaType, "unsupported media type")
+        }
+        s if s.is_client_error() => (ErrorCode::BadRequest, "the request was not understood"),
+        _ => (ErrorCode::Internal, "internal error"),
     };
     PendingError {
         code,

@@ -17,9 +17,12 @@ use futures::{Stream, StreamExt, stream};
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
+use scaling_facts_api::{Lagged, StreamEvent, examples};
+
 use super::AppState;
 use super::auth::Caller;
-use super::error::{ApiError, ErrorBody};
+use super::error::ApiError;
+use super::openapi::{FleetReadErrors, ReleaseReadErrors};
 use crate::book::{Change, FactsBook};
 use crate::measure::facts::ReleaseFacts;
 use crate::telemetry::metrics::Metrics;
@@ -80,12 +83,11 @@ fn finish(
 
 /// Runtime changes of one release, starting with its current state.
 #[utoipa::path(
-    get, path = "/v1/releases/{release}/events", tag = "events",
+    get, path = "/v1/releases/{release}/events", tag = "events", operation_id = "streamReleaseEvents",
     params(("release" = String, Path, description = "Release key")),
     responses(
-        (status = 200, description = "text/event-stream of `runtime` events (data: Runtime)", content_type = "text/event-stream", body = String),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 404, description = "Unknown release", body = ErrorBody),
+        (status = 200, description = "A stream of `runtime` events (the current state first, then each change, with the change's sequence number as `id`) and a `removed` event if the release goes away. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
+        ReleaseReadErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -120,10 +122,10 @@ pub async fn release_events(
 
 /// Runtime changes of every release.
 #[utoipa::path(
-    get, path = "/v1/events", tag = "events",
+    get, path = "/v1/events", tag = "events", operation_id = "streamAllEvents",
     responses(
-        (status = 200, description = "text/event-stream of `runtime`, `removed` and `lagged` events", content_type = "text/event-stream", body = String),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
+        (status = 200, description = "A stream of `runtime`, `removed` and `lagged` events of every release, after a first `: connected` comment. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
+        FleetReadErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -137,7 +139,8 @@ pub async fn all_events(
         Ok(change) => change_event(&book, &change),
         Err(BroadcastStreamRecvError::Lagged(missed)) => Event::default()
             .event("lagged")
-            .data(format!("{{\"missed\":{missed}}}")),
+            .json_data(Lagged { missed })
+            .expect("plain data"),
     });
     // A first comment tells the client the stream is open before any change happens.
     let opened = Event::default().comment("connected");

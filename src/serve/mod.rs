@@ -1,8 +1,9 @@
 //! The HTTP API (axum): the v1 reads and writes of DESIGN.md, operations endpoints and the
 //! OpenAPI document.
 //!
-//! [`app`] builds the whole router from an [`AppState`], so tests drive it with
-//! `tower::ServiceExt::oneshot` and [`serve`] runs the same router on a socket.
+//! [`routes`] is the one table of routes, from which both the router and the OpenAPI
+//! document are built; [`app`] makes the whole router from an [`AppState`], so tests drive
+//! it with `tower::ServiceExt::oneshot` and [`serve`] runs the same router on a socket.
 //!
 //! - [`releases`]: `scaling`, `runtime`, the batch read, `cold-starts`, the release list;
 //! - [`config`]: the editor's `min_instances` and `idle_timeout_seconds`;
@@ -25,11 +26,12 @@ use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use axum::{Extension, Router, middleware};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::book::FactsBook;
 use crate::store::Store;
@@ -69,30 +71,29 @@ impl AppState {
     }
 }
 
+/// Every route, declared once: the router serves these handlers and the OpenAPI document
+/// is collected from their annotations, so the two cannot disagree.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(releases::list))
+        .routes(routes!(releases::scaling))
+        .routes(routes!(releases::runtime))
+        .routes(routes!(releases::cold_starts))
+        .routes(routes!(config::get_config, config::put_config))
+        .routes(routes!(events::release_events))
+        .routes(routes!(releases::batch_scaling))
+        .routes(routes!(events::all_events))
+        .routes(routes!(ops::alive))
+        .routes(routes!(ops::ready))
+        .routes(routes!(ops::health))
+        .routes(routes!(ops::metrics))
+        .routes(routes!(ops::openapi))
+}
+
 /// The whole API.
 pub fn app(state: AppState) -> Router {
-    let v1 = Router::new()
-        .route("/releases", get(releases::list))
-        .route("/releases/{release}/scaling", get(releases::scaling))
-        .route("/releases/{release}/runtime", get(releases::runtime))
-        .route(
-            "/releases/{release}/cold-starts",
-            get(releases::cold_starts),
-        )
-        .route(
-            "/releases/{release}/config",
-            get(config::get_config).put(config::put_config),
-        )
-        .route("/releases/{release}/events", get(events::release_events))
-        .route("/scaling/batch", post(releases::batch_scaling))
-        .route("/events", get(events::all_events));
-    Router::new()
-        .nest("/v1", v1)
-        .route("/alive", get(ops::alive))
-        .route("/health/ready", get(ops::ready))
-        .route("/health", get(ops::health))
-        .route("/metrics", get(ops::metrics))
-        .route("/openapi.json", get(ops::openapi))
+    let (router, _) = routes().split_for_parts();
+    router
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(state.max_body_bytes))
         .layer(Extension(json::BodyLimit(state.max_body_bytes)))

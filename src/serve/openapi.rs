@@ -1,12 +1,21 @@
-//! The OpenAPI document of the API, generated from the handlers' annotations.
+//! The OpenAPI document: the handlers' annotations, collected by the one route table
+//! ([`super::routes`]), plus what no single handler says (title, tags, the bearer scheme,
+//! the error responses each route can give).
 //!
 //! The checked-in copy is `openapi/v1.json`; a test fails when it differs from what the
 //! code generates, and `cargo run -- openapi > openapi/v1.json` regenerates it.
 
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use scaling_facts_api::{ErrorBody, ErrorCode, examples};
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 
-use super::{config, events, ops, releases};
+use super::error::status_of;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -15,12 +24,7 @@ use super::{config, events, ops, releases};
         description = "Measured Knative wake times and scaling facts per release, and a runtime read that never wakes anything.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    paths(
-        releases::list, releases::scaling, releases::runtime, releases::batch_scaling,
-        releases::cold_starts, config::get_config, config::put_config,
-        events::release_events, events::all_events,
-        ops::alive, ops::ready, ops::health, ops::metrics, ops::openapi,
-    ),
+    components(schemas(ErrorBody, ErrorCode)),
     modifiers(&BearerAuth),
     tags(
         (name = "releases", description = "Scaling facts, runtime state and cold starts"),
@@ -43,11 +47,103 @@ impl Modify for BearerAuth {
     }
 }
 
+/// What each code means, for the response descriptions.
+fn meaning(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::UnknownRelease => "no release has this key",
+        ErrorCode::NotFound => "no such route",
+        ErrorCode::MethodNotAllowed => "wrong method for the route",
+        ErrorCode::Unauthenticated => "no token, or an invalid one",
+        ErrorCode::Forbidden => "the token lacks `write` or `write:<release>`",
+        ErrorCode::InvalidField => "a field is out of range; the message names it",
+        ErrorCode::InvalidJson => "the body is not JSON of the expected shape",
+        ErrorCode::BadRequest => {
+            "the request cannot be read (for example a path segment that is not UTF-8)"
+        }
+        ErrorCode::BodyTooLarge => "the body exceeds the configured limit",
+        ErrorCode::UnsupportedMediaType => "the body is not sent as `application/json`",
+        ErrorCode::Timeout => "no answer within the request timeout; retry",
+        ErrorCode::StoreUnavailable => "the store did not answer; nothing was changed; retry",
+        _ => "a fault of the service",
+    }
+}
+
+/// The error responses for `codes`, one per status, each with an example per code.
+pub fn error_responses(codes: &[ErrorCode]) -> BTreeMap<String, RefOr<Response>> {
+    let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
+    for &code in codes {
+        by_status
+            .entry(status_of(code).as_u16())
+            .or_default()
+            .push(code);
+    }
+    by_status
+        .into_iter()
+        .map(|(status, codes)| {
+            let description = codes
+                .iter()
+                .map(|c| format!("`{c}`: {}", meaning(*c)))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let example = |c: ErrorCode| serde_json::to_value(examples::error(c)).ok();
+            let content = ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody")));
+            let content = match codes.as_slice() {
+                [one] => content.example(example(*one)),
+                many => content.examples_from_iter(
+                    many.iter()
+                        .map(|&c| (c.as_str(), ExampleBuilder::new().value(example(c)).build())),
+                ),
+            };
+            let response = ResponseBuilder::new()
+                .description(description)
+                .content("application/json", content.build())
+                .build();
+            (status.to_string(), RefOr::T(response))
+        })
+        .collect()
+}
+
+/// Declares a set of error responses for a route's `responses(...)`.
+macro_rules! error_set {
+    ($($(#[$doc:meta])* $name:ident: [$($code:ident),+ $(,)?];)+) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl utoipa::IntoResponses for $name {
+            fn responses() -> BTreeMap<String, RefOr<Response>> {
+                error_responses(&[$(ErrorCode::$code),+])
+            }
+        }
+    )+};
+}
+
+error_set! {
+    /// A read of the whole fleet.
+    FleetReadErrors: [Unauthenticated, Timeout];
+    /// A read of one release.
+    ReleaseReadErrors: [BadRequest, Unauthenticated, UnknownRelease, Timeout];
+    /// The batch read, with its JSON body.
+    BatchErrors: [InvalidJson, BadRequest, Unauthenticated, BodyTooLarge, UnsupportedMediaType, InvalidField, Timeout];
+    /// A read of one release that needs the store.
+    StoredReadErrors: [BadRequest, Unauthenticated, UnknownRelease, StoreUnavailable, Timeout];
+    /// The config write.
+    ConfigWriteErrors: [
+        InvalidJson, BadRequest, Unauthenticated, Forbidden, UnknownRelease, BodyTooLarge,
+        UnsupportedMediaType, InvalidField, StoreUnavailable, Timeout,
+    ];
+    /// An operations read, which can only time out.
+    OpsErrors: [Timeout];
+}
+
+/// The document, built once.
+pub static DOCUMENT: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(|| {
+    let mut doc = ApiDoc::openapi();
+    doc.merge(super::routes().into_openapi());
+    doc
+});
+
 /// The document as checked in: pretty JSON with a final newline.
 pub fn document() -> String {
-    let mut text = ApiDoc::openapi()
-        .to_pretty_json()
-        .expect("the document serializes");
+    let mut text = DOCUMENT.to_pretty_json().expect("the document serializes");
     text.push('\n');
     text
 }

@@ -8,39 +8,35 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::{OpenApi, ToSchema};
+use chrono::Utc;
+use scaling_facts_api::{
+    Alive, AliveStatus, HealthReport, HealthStatus, ReadyReport, StoreCheck, StoreStatus,
+    WatchCheck, examples,
+};
 
 use super::AppState;
+use super::openapi::OpsErrors;
 use crate::store::PING_TIMEOUT;
 use crate::telemetry::ErrorChain;
-use crate::telemetry::health::WarmupReport;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Alive {
-    pub status: &'static str,
-}
 
 /// Liveness only: the process answers HTTP.
-#[utoipa::path(get, path = "/alive", tag = "operations",
-    responses((status = 200, description = "The process is alive", body = Alive)))]
+#[utoipa::path(get, path = "/alive", tag = "operations", operation_id = "getAlive",
+    responses(
+        (status = 200, description = "The process is alive", body = Alive, example = examples::alive),
+        OpsErrors,
+    ))]
 pub async fn alive() -> Json<Alive> {
-    Json(Alive { status: "alive" })
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ReadyReport {
-    pub ready: bool,
-    pub warmup: Vec<WarmupReport>,
+    Json(Alive {
+        status: AliveStatus::Alive,
+    })
 }
 
 /// Readiness (ADR-025): closed until warm-up has had its chance, and again while shutting
 /// down. Never checks dependencies the service can serve without.
-#[utoipa::path(get, path = "/health/ready", tag = "operations",
+#[utoipa::path(get, path = "/health/ready", tag = "operations", operation_id = "getReadiness",
     responses(
-        (status = 200, description = "Ready for traffic", body = ReadyReport),
-        (status = 503, description = "Warming up or shutting down", body = ReadyReport),
+        (status = 200, description = "Ready for traffic", body = ReadyReport, example = examples::ready),
+        (status = 503, description = "Warming up or shutting down", body = ReadyReport, example = examples::not_ready),
     ))]
 pub async fn ready(State(state): State<AppState>) -> Response {
     let ready = state.readiness.is_open() && !state.shutdown.is_cancelled();
@@ -63,38 +59,11 @@ pub async fn ready(State(state): State<AppState>) -> Response {
 #[derive(Debug, Clone, Copy)]
 pub struct NotAnError;
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct StoreCheck {
-    /// `up` or `down`.
-    pub status: &'static str,
-    pub backend: String,
-    pub latency_ms: u64,
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WatchCheck {
-    pub connected: bool,
-    pub last_heard: Option<DateTime<Utc>>,
-    pub stale: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HealthReport {
-    /// `ok`, `degraded` (a dependency is down; reads still served), `starting` or `stopping`.
-    pub status: &'static str,
-    pub ready: bool,
-    pub releases: usize,
-    pub store: StoreCheck,
-    pub watch: WatchCheck,
-    pub warmup: Vec<WarmupReport>,
-}
-
 /// Every check with detail; 200 when all is well, 503 otherwise.
-#[utoipa::path(get, path = "/health", tag = "operations",
+#[utoipa::path(get, path = "/health", tag = "operations", operation_id = "getHealth",
     responses(
-        (status = 200, description = "All checks pass", body = HealthReport),
-        (status = 503, description = "Starting, stopping, or a dependency is down", body = HealthReport),
+        (status = 200, description = "All checks pass", body = HealthReport, example = examples::health),
+        (status = 503, description = "Starting, stopping, or a dependency is down", body = HealthReport, example = examples::degraded),
     ))]
 pub async fn health(State(state): State<AppState>) -> Response {
     let started = Instant::now();
@@ -104,7 +73,11 @@ pub async fn health(State(state): State<AppState>) -> Response {
         Err(_) => Some(format!("no answer within {} ms", PING_TIMEOUT.as_millis())),
     };
     let store = StoreCheck {
-        status: if store_error.is_none() { "up" } else { "down" },
+        status: if store_error.is_none() {
+            StoreStatus::Up
+        } else {
+            StoreStatus::Down
+        },
         backend: format!("{:?}", state.store.backend()).to_lowercase(),
         latency_ms: started.elapsed().as_millis() as u64,
         error: store_error,
@@ -117,15 +90,15 @@ pub async fn health(State(state): State<AppState>) -> Response {
     };
     let ready = state.readiness.is_open() && !state.shutdown.is_cancelled();
     let status = if state.shutdown.is_cancelled() {
-        "stopping"
+        HealthStatus::Stopping
     } else if !state.readiness.is_open() {
-        "starting"
+        HealthStatus::Starting
     } else if store.error.is_some() {
-        "degraded"
+        HealthStatus::Degraded
     } else {
-        "ok"
+        HealthStatus::Ok
     };
-    let code = if status == "ok" {
+    let code = if status == HealthStatus::Ok {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
@@ -144,8 +117,12 @@ pub async fn health(State(state): State<AppState>) -> Response {
 }
 
 /// Prometheus metrics in the OpenMetrics text format.
-#[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "OpenMetrics text", content_type = "application/openmetrics-text", body = String)))]
+#[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "getMetrics",
+    responses(
+        (status = 200, description = "OpenMetrics text", content_type = "application/openmetrics-text", body = String,
+            example = json!("# TYPE scaling_facts_releases_known gauge\nscaling_facts_releases_known 7\n# EOF\n")),
+        OpsErrors,
+    ))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     state.metrics.releases_known.set(state.book.len() as i64);
     (
@@ -159,14 +136,14 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 /// This API's OpenAPI document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations",
-    responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
+#[utoipa::path(get, path = "/openapi.json", tag = "operations", operation_id = "getOpenApi",
+    responses(
+        (status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object,
+            example = json!({"openapi": "3.1.0", "info": {"title": "scaling-facts", "version": "0.1.0"}, "paths": {}})),
+        OpsErrors,
+    ))]
 pub async fn openapi() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        super::openapi::ApiDoc::openapi()
-            .to_pretty_json()
-            .expect("the document serializes"),
-    )
-        .into_response()
+    static TEXT: std::sync::LazyLock<bytes::Bytes> =
+        std::sync::LazyLock::new(|| super::openapi::document().into());
+    ([(header::CONTENT_TYPE, "application/json")], TEXT.clone()).into_response()
 }

@@ -12,14 +12,16 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use chrono::Utc;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use scaling_facts_api::{
+    BatchScalingRequest, BatchScalingResponse, ColdStarts, ReleaseList, ReleaseSummary, Runtime,
+    Scaling, examples,
+};
 
 use super::AppState;
 use super::auth::Caller;
-use super::error::{ApiError, ErrorBody};
+use super::error::ApiError;
 use super::json::ApiJson;
-use crate::measure::view::{ColdStarts, Phase, Runtime, RuntimeState, Scaling};
+use super::openapi::{BatchErrors, FleetReadErrors, ReleaseReadErrors};
 
 fn unknown(release: &str) -> ApiError {
     ApiError::UnknownRelease {
@@ -33,12 +35,11 @@ fn json_bytes(bytes: Bytes) -> Response {
 
 /// The scaling facts of one release (ADR 0041 §1).
 #[utoipa::path(
-    get, path = "/v1/releases/{release}/scaling", tag = "releases",
+    get, path = "/v1/releases/{release}/scaling", tag = "releases", operation_id = "getScaling",
     params(("release" = String, Path, description = "Release UID label value, or `<service>.<namespace>`")),
     responses(
-        (status = 200, description = "The scaling facts", body = Scaling),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 404, description = "Unknown release", body = ErrorBody),
+        (status = 200, description = "The scaling facts", body = Scaling, example = examples::scaling),
+        ReleaseReadErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -57,12 +58,11 @@ pub async fn scaling(
 
 /// The runtime state of one release, read without waking it.
 #[utoipa::path(
-    get, path = "/v1/releases/{release}/runtime", tag = "releases",
+    get, path = "/v1/releases/{release}/runtime", tag = "releases", operation_id = "getRuntime",
     params(("release" = String, Path, description = "Release key")),
     responses(
-        (status = 200, description = "Runtime state, presence, scaling facts", body = Runtime),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 404, description = "Unknown release", body = ErrorBody),
+        (status = 200, description = "Runtime state, presence, scaling facts", body = Runtime, example = examples::runtime),
+        ReleaseReadErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -78,12 +78,11 @@ pub async fn runtime(
 
 /// The cold-start report of one release, per revision.
 #[utoipa::path(
-    get, path = "/v1/releases/{release}/cold-starts", tag = "releases",
+    get, path = "/v1/releases/{release}/cold-starts", tag = "releases", operation_id = "getColdStarts",
     params(("release" = String, Path, description = "Release key")),
     responses(
-        (status = 200, description = "Counts, percentiles, phases, buckets, recent wakes", body = ColdStarts),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 404, description = "Unknown release", body = ErrorBody),
+        (status = 200, description = "Counts, percentiles, phases, buckets, recent wakes", body = ColdStarts, example = examples::cold_starts),
+        ReleaseReadErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -97,32 +96,13 @@ pub async fn cold_starts(
     Ok(Json(ColdStarts::clone(&entry.cold_starts)))
 }
 
-/// Body of the batch read.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BatchScalingRequest {
-    /// Release keys; duplicates are answered once.
-    pub releases: Vec<String>,
-}
-
-/// Answer of the batch read.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-pub struct BatchScalingResponse {
-    /// Scaling facts by release key, for every known release asked for.
-    pub scaling: std::collections::BTreeMap<String, Scaling>,
-    /// The keys asked for that no release has.
-    pub unknown: Vec<String>,
-}
-
 /// The scaling facts of many releases in one call.
 #[utoipa::path(
-    post, path = "/v1/scaling/batch", tag = "releases",
-    request_body = BatchScalingRequest,
+    post, path = "/v1/scaling/batch", tag = "releases", operation_id = "getScalingBatch",
+    request_body(content = BatchScalingRequest, example = examples::batch_request),
     responses(
-        (status = 200, description = "Scaling facts of the known releases", body = BatchScalingResponse),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
-        (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 422, description = "Invalid body", body = ErrorBody),
+        (status = 200, description = "Scaling facts of the known releases", body = BatchScalingResponse, example = examples::batch_response),
+        BatchErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -171,27 +151,12 @@ pub async fn batch_scaling(
     Ok(json_bytes(Bytes::from(out)))
 }
 
-/// One line of the release list.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-pub struct ReleaseSummary {
-    pub release: String,
-    pub namespace: String,
-    pub service: String,
-    pub state: RuntimeState,
-    pub phase: Phase,
-}
-
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-pub struct ReleaseList {
-    pub releases: Vec<ReleaseSummary>,
-}
-
 /// Every known release with its state, sorted by key.
 #[utoipa::path(
-    get, path = "/v1/releases", tag = "releases",
+    get, path = "/v1/releases", tag = "releases", operation_id = "listReleases",
     responses(
-        (status = 200, description = "Known releases", body = ReleaseList),
-        (status = 401, description = "No or invalid token", body = ErrorBody),
+        (status = 200, description = "Known releases", body = ReleaseList, example = examples::release_list),
+        FleetReadErrors,
     ),
     security(("bearer" = []), ())
 )]

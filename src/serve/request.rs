@@ -12,11 +12,11 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::AppState;
-use super::error::{ErrorBody, PendingError, for_status};
-use super::ops::NotAnError;
+use scaling_facts_api::{ErrorBody, REQUEST_ID_HEADER};
 
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
+use super::AppState;
+use super::error::{PendingError, for_status};
+use super::ops::NotAnError;
 
 /// The id of the current request, in request extensions.
 #[derive(Debug, Clone)]
@@ -59,7 +59,7 @@ pub async fn envelope(State(state): State<AppState>, mut req: Request, next: Nex
             .remove::<PendingError>()
             .unwrap_or_else(|| for_status(status));
         let body = ErrorBody {
-            error_code: pending.code.to_owned(),
+            error_code: pending.code,
             message: pending.message,
             request_id: id.clone(),
         };

@@ -17,11 +17,11 @@ use crate::book::FactsBook;
 use crate::measure::observe::{ServiceKey, Stamp, Via};
 use crate::measure::stats::WindowSettings;
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
-use crate::measure::wake::{Outcome, WakeRecord};
 use crate::store::Store;
 use crate::telemetry::ErrorChain;
 use crate::telemetry::metrics::{KindLabels, Metrics, ServiceLabels, WakeLabels};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
+use scaling_facts_api::{Outcome, WakeRecord};
 
 /// A kind whose last error is older than this, with no success since, counts as
 /// recovered: a watch that resumed in a quiet cluster reports nothing.

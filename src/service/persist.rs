@@ -8,10 +8,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::measure::stats::HistogramUpdate;
-use crate::measure::wake::{OpenChange, WakeRecord};
+use crate::measure::wake::OpenChange;
 use crate::store::Store;
 use crate::telemetry::ErrorChain;
 use crate::telemetry::metrics::Metrics;
+use scaling_facts_api::WakeRecord;
 
 /// One write.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use super::cluster::Cluster;
 use super::control::ActivateError;
 use super::faults::Fault;
 use super::truth::{Counters, TruthWake};
-use crate::client::caller::DEADLINE_HEADER;
+use scaling_facts_api::DEADLINE_HEADER;
 
 #[derive(Debug, Deserialize)]
 pub struct ActivateQuery {

@@ -25,7 +25,7 @@ use super::objects::k8s_time;
 use super::resources::{CONFIG_MAP, DEPLOYMENT, POD_AUTOSCALER, REVISION, SERVICE};
 use super::scenario::{FailureMode, Scenario, StartMode, Timing, WriteOrder};
 use super::settings::Settings;
-use crate::measure::wake::WakeKind;
+use scaling_facts_api::WakeKind;
 
 /// Where a revision stands, as requests waiting in the activator see it.
 #[derive(Debug, Clone, PartialEq, Eq)]

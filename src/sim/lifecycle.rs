@@ -20,7 +20,7 @@ use super::objects::k8s_time;
 use super::resources::{DEPLOYMENT, POD, POD_AUTOSCALER, REVISION};
 use super::scenario::FailureMode;
 use super::truth::TruthWake;
-use crate::measure::wake::{Outcome, WakeKind};
+use scaling_facts_api::{Outcome, WakeKind};
 
 type Key = (String, String);
 

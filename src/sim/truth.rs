@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::measure::wake::{Outcome, WakeKind};
+use scaling_facts_api::{Outcome, WakeKind};
 
 /// One wake as it really happened. Times are the instants the simulator wrote the
 /// corresponding change to its API (millisecond precision, unlike the objects).

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Store, StoreError, time_of, to_i64, to_u64};
-use crate::measure::wake::{PhaseDurations, WakeRecord};
+use scaling_facts_api::{PhaseDurations, WakeRecord};
 
 /// The columns of a [`WakeRecord`], in the order [`wake_of`] reads them.
 macro_rules! columns {

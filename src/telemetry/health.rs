@@ -9,26 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, join_all};
-use serde::Serialize;
-use utoipa::ToSchema;
-
-/// How a warm-up task ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case", tag = "status", content = "detail")]
-pub enum WarmupOutcome {
-    Pending,
-    Ok,
-    Failed(String),
-    TimedOut,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct WarmupReport {
-    pub task: String,
-    #[serde(flatten)]
-    pub outcome: WarmupOutcome,
-    pub took_ms: Option<u64>,
-}
+use scaling_facts_api::{WarmupOutcome, WarmupReport};
 
 /// A named warm-up task.
 pub struct WarmupTask {

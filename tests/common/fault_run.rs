@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use scaling_facts::measure::wake::{Outcome, Precision, WakeKind, WakeRecord};
 use scaling_facts::sim::faults::Fault;
 use scaling_facts::sim::truth::TruthWake;
 use scaling_facts::sim::{Cluster, admin, resources};
+use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 
 use super::{RunningService, TestDb, eventually, start_sim};
 

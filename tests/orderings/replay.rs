@@ -11,7 +11,8 @@ use scaling_facts::measure::machine::Thresholds;
 use scaling_facts::measure::observe::{Observation, Stamp, Via};
 use scaling_facts::measure::stats::WindowSettings;
 use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
-use scaling_facts::measure::wake::{OpenChange, OpenWake, WakeRecord};
+use scaling_facts::measure::wake::{OpenChange, OpenWake};
+use scaling_facts_api::WakeRecord;
 
 use super::world::{self, KINDS, Kind, World};
 use super::{Case, Fault};

@@ -18,7 +18,7 @@ use scaling_facts::measure::observe::{
     Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, RevisionSnap,
     ServiceSnap,
 };
-use scaling_facts::measure::wake::{Outcome, WakeKind};
+use scaling_facts_api::{Outcome, WakeKind};
 
 /// Knative's activation timeout for the revisions here: a 1 s progress deadline + 30 s.
 pub const ACTIVATION_TIMEOUT_MS: i64 = 31_000;

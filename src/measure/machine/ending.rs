@@ -7,8 +7,8 @@ use super::dating::At;
 use super::evidence::{Pod, classify, gave_up};
 use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Wake, remember};
 use crate::measure::observe::Stamp;
-use crate::measure::view::Failure;
-use crate::measure::wake::{Outcome, PhaseDurations, Precision, WakeKind};
+use scaling_facts_api::Failure;
+use scaling_facts_api::{Outcome, PhaseDurations, Precision, WakeKind};
 
 impl Machine {
     /// Moves the open wake on with what the objects show now.

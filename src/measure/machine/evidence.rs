@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::Thresholds;
 use super::dating::{At, Side};
 use crate::measure::observe::{Cond, CondStatus, Container, PaSnap, PodSnap, Stamp};
-use crate::measure::view::Failure;
+use scaling_facts_api::Failure;
 
 /// Waiting reasons that fail a wake at once.
 const FATAL_WAITING: [&str; 5] = [

@@ -7,7 +7,7 @@ use super::dating::At;
 use super::evidence::Autoscaler;
 use super::{Closed, Ctx, Finished, Machine, remember};
 use crate::measure::observe::Stamp;
-use crate::measure::wake::{Outcome, WakeKind};
+use scaling_facts_api::{Outcome, WakeKind};
 
 impl Machine {
     /// A wake the store already holds.

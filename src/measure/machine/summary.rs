@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::Machine;
 use super::evidence::{Autoscaler, Pod};
-use crate::measure::view::{Failure, Phase};
+use scaling_facts_api::{Failure, Phase};
 
 /// What a revision looks like now, for the runtime read.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::measure::observe::{Cond, CondStatus, Container, PaSnap, PodSnap, Via};
-use crate::measure::view::Phase;
 use chrono::TimeZone;
+use scaling_facts_api::Phase;
 
 /// A machine fed by hand: each call is one observation arriving `ms` after the start.
 struct Feed {

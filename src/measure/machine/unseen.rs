@@ -9,7 +9,7 @@ use super::dating::At;
 use super::evidence::{Autoscaler, Pod, gave_up};
 use super::{Ctx, Finished, INITIAL_POD_WITHIN_SECONDS, Machine, Stream};
 use crate::measure::observe::{CondStatus, Stamp};
-use crate::measure::wake::{Outcome, WakeKind};
+use scaling_facts_api::{Outcome, WakeKind};
 
 impl Machine {
     /// No rise explains what the objects show: a wake underway, or one already served.

@@ -1,30 +1,11 @@
-//! The facts as callers see them: the `scaling` object of ADR 0041 §1, the non-waking
-//! runtime read, and the cold-start report.
-//!
-//! These types are the wire contract of the v1 API, so they live in the pure layer where
-//! both the producers of facts (the watcher, tests) and the HTTP layer can name them. Field
-//! names are never renamed; new fields may be added, and readers must tolerate them.
+//! The runtime read: whether a request sent now would wait, and for what, read without
+//! waking anything. The same JSON is the data of every `runtime` event.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// The four scaling facts of a release (ADR 0041 §1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Scaling {
-    /// Replicas kept when idle; 0 means the release scales to zero.
-    pub min_instances: u32,
-    /// Guaranteed minimum time the last replica stays after its last request: stable window
-    /// + scale-down delay + pod retention.
-    pub idle_timeout_seconds: f64,
-    /// Measured time from wake request to serving: the configured percentile over recent
-    /// served wakes of the active revision(s). Null until measured.
-    #[schema(required = true)]
-    pub expected_cold_start_seconds: Option<f64>,
-    /// When the oldest current ready pod began serving; null at zero replicas.
-    #[schema(required = true)]
-    pub serving_since: Option<DateTime<Utc>>,
-}
+use crate::Scaling;
 
 /// Whether a request sent now would be served without waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -110,63 +91,4 @@ pub struct Runtime {
     pub observed_at: DateTime<Utc>,
     /// True while the watch is disconnected or behind.
     pub stale: bool,
-}
-
-/// Latency percentiles in milliseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Percentiles {
-    pub count: u64,
-    pub p50_ms: u64,
-    pub p90_ms: u64,
-    pub p95_ms: u64,
-    pub p99_ms: u64,
-    pub max_ms: u64,
-}
-
-/// Percentiles of each phase of served wakes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct PhaseBreakdown {
-    pub provisioning: Option<Percentiles>,
-    pub pulling_image: Option<Percentiles>,
-    pub starting: Option<Percentiles>,
-}
-
-/// Number of wakes by outcome; initial starts are counted apart.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct OutcomeCounts {
-    pub served: u64,
-    pub aborted: u64,
-    pub failed: u64,
-    pub initial: u64,
-}
-
-/// One bar of the served-wake histogram: wakes that took at most `le_ms`, above the
-/// previous bar's bound.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct HistogramBucket {
-    pub le_ms: u64,
-    pub count: u64,
-}
-
-/// The cold-start report of one revision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct RevisionColdStarts {
-    pub revision: String,
-    pub revision_uid: String,
-    /// Receives traffic now.
-    pub active: bool,
-    pub counts: OutcomeCounts,
-    /// Served wakes within the window; null until the first one.
-    pub served: Option<Percentiles>,
-    pub phases: PhaseBreakdown,
-    pub buckets: Vec<HistogramBucket>,
-    /// Newest first.
-    pub recent: Vec<crate::measure::wake::WakeRecord>,
-}
-
-/// The cold-start report of a release.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ColdStarts {
-    pub release: String,
-    pub revisions: Vec<RevisionColdStarts>,
 }

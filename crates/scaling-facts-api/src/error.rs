@@ -1,0 +1,156 @@
+//! The one error body of the API, `{error_code, message, request_id}`, and its codes.
+//!
+//! `error_code` is for programs and stable within v1; `message` is for people and names the
+//! field at fault; `request_id` ties the answer to the service's log, where any internal
+//! detail goes instead of the body.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+/// The body of every error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    pub error_code: ErrorCode,
+    pub message: String,
+    /// Also in the `x-request-id` response header; quote it when reporting a problem.
+    pub request_id: String,
+}
+
+/// A stable, machine-readable error code.
+///
+/// New codes may be added within v1: a client built before them reads them as
+/// [`ErrorCode::Unrecognized`], which the server itself never sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// 404: no release has this key.
+    UnknownRelease,
+    /// 404: no such route.
+    NotFound,
+    /// 405: the route exists, the method does not.
+    MethodNotAllowed,
+    /// 401: no token, or not one the service knows.
+    Unauthenticated,
+    /// 403: the token lacks the scope the route needs.
+    Forbidden,
+    /// 422: a field's value is out of range; the message names the field.
+    InvalidField,
+    /// 400: the body is not JSON of the expected shape; the message says where.
+    InvalidJson,
+    /// 400: any other request the service cannot read (a bad header, a malformed path).
+    BadRequest,
+    /// 413: the body exceeds the configured limit.
+    BodyTooLarge,
+    /// 415: a JSON body without `Content-Type: application/json`.
+    UnsupportedMediaType,
+    /// 503: the request did not finish within the configured time; retry.
+    Timeout,
+    /// 503: the store did not answer; nothing was changed; retry.
+    StoreUnavailable,
+    /// 500: a fault of the service; the log has the detail under the request id.
+    Internal,
+    /// A code this version of the contract does not know (sent by a newer server).
+    #[serde(other)]
+    Unrecognized,
+}
+
+impl ErrorCode {
+    /// Every code the server sends, in the order the documentation lists them.
+    pub const ALL: [ErrorCode; 13] = [
+        Self::UnknownRelease,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::Unauthenticated,
+        Self::Forbidden,
+        Self::InvalidField,
+        Self::InvalidJson,
+        Self::BadRequest,
+        Self::BodyTooLarge,
+        Self::UnsupportedMediaType,
+        Self::Timeout,
+        Self::StoreUnavailable,
+        Self::Internal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownRelease => "unknown_release",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Unauthenticated => "unauthenticated",
+            Self::Forbidden => "forbidden",
+            Self::InvalidField => "invalid_field",
+            Self::InvalidJson => "invalid_json",
+            Self::BadRequest => "bad_request",
+            Self::BodyTooLarge => "body_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Timeout => "timeout",
+            Self::StoreUnavailable => "store_unavailable",
+            Self::Internal => "internal",
+            Self::Unrecognized => "unrecognized",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Lets callers and tests compare a code with its wire text.
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+// Written by hand so that the document lists exactly the codes the server sends, without
+// the client-side `Unrecognized`.
+impl PartialSchema for ErrorCode {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "Stable, machine-readable; new codes may be added within v1.",
+            ))
+            .enum_values(Some(Self::ALL.iter().map(|c| c.as_str())))
+            .into()
+    }
+}
+
+impl ToSchema for ErrorCode {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ErrorCode")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_text_is_the_serde_name() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, code.as_str());
+            assert_eq!(serde_json::from_value::<ErrorCode>(json).unwrap(), code);
+        }
+    }
+
+    #[test]
+    fn a_code_from_a_newer_server_is_still_read() {
+        let body: ErrorBody = serde_json::from_str(
+            r#"{"error_code":"quota_exceeded","message":"m","request_id":"r"}"#,
+        )
+        .unwrap();
+        assert_eq!(body.error_code, ErrorCode::Unrecognized);
+        assert!(!ErrorCode::ALL.contains(&ErrorCode::Unrecognized));
+    }
+}

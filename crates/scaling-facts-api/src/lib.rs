@@ -1,0 +1,55 @@
+//! The v1 wire contract of scaling-facts, and nothing else.
+//!
+//! The service serializes these types, the client deserializes them, the simulator names the
+//! outcomes of its ground truth with them, and the OpenAPI document is generated from their
+//! `utoipa` derives. Keeping them in one crate with no server code is what lets a caller
+//! depend on the contract without compiling the service.
+//!
+//! - [`scaling`]: the four scaling facts of ADR 0041 §1 and the batch read;
+//! - [`runtime`]: the read that never wakes anything, and its phases;
+//! - [`cold_starts`]: the per-revision report and the recorded wakes in it;
+//! - [`config`]: the editor's desired values, the effective ones and the audit trail;
+//! - [`releases`]: the release list;
+//! - [`events`]: what each Server-Sent Event carries;
+//! - [`health`]: liveness, readiness and the detailed health report;
+//! - [`error`]: the one error body and its stable [`ErrorCode`]s;
+//! - [`examples`]: the example values the OpenAPI document shows.
+//!
+//! Compatibility: field names are never renamed and fields are never removed within v1; new
+//! fields and new enum values may appear, so readers must tolerate them (every enum a server
+//! may extend is `#[non_exhaustive]`).
+
+pub mod cold_starts;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod examples;
+pub mod health;
+pub mod releases;
+pub mod runtime;
+pub mod scaling;
+
+pub use cold_starts::{
+    ColdStarts, HistogramBucket, Outcome, OutcomeCounts, Percentiles, PhaseBreakdown,
+    PhaseDurations, Precision, RevisionColdStarts, UnknownValue, WakeKind, WakeRecord,
+};
+pub use config::{AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView, EffectiveView};
+pub use error::{ErrorBody, ErrorCode};
+pub use events::{Lagged, StreamEvent};
+pub use health::{
+    Alive, AliveStatus, HealthReport, HealthStatus, ReadyReport, StoreCheck, StoreStatus,
+    WarmupOutcome, WarmupReport, WatchCheck,
+};
+pub use releases::{ReleaseList, ReleaseSummary};
+pub use runtime::{
+    ActiveRevision, Failure, Phase, Runtime, RuntimePresence, RuntimeState, WakeProgress,
+};
+pub use scaling::{BatchScalingRequest, BatchScalingResponse, Scaling};
+
+/// The deadline header (ADR 0041 §6): milliseconds the caller will still wait. A caller
+/// forwards it on every hop so that a chain of calls shares one budget.
+pub const DEADLINE_HEADER: &str = "Mainsequence-Request-Timeout-Ms";
+
+/// The request id header: accepted from the caller when short and plain, made up otherwise,
+/// and echoed on every response, errors included, so that logs join up across hops.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
