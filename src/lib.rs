@@ -17,7 +17,6 @@
 //! caller contract) and [`demo`] (the one-command demo).
 
 pub mod book;
-pub mod client;
 pub mod config;
 pub mod demo;
 pub mod measure;

@@ -11,12 +11,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Client;
-use crate::client::caller::{
+use scaling_facts_api::Phase;
+use scaling_facts_client::Client;
+use scaling_facts_client::caller::{
     Call, CallError, Caller, CallerConfig, DEADLINE_HEADER, Transport, TransportError,
 };
-use crate::client::prewarm::Prewarmer;
-use scaling_facts_api::Phase;
+use scaling_facts_client::prewarm::Prewarmer;
 
 /// Sends requests through the simulator's (or Knative's) activator.
 pub struct Activator {
@@ -268,7 +268,7 @@ pub async fn run(
 fn record(
     score: &Mutex<Score>,
     release: &str,
-    result: Result<crate::client::caller::Delivered, CallError>,
+    result: Result<scaling_facts_client::caller::Delivered, CallError>,
 ) {
     let mut s = score.lock().unwrap_or_else(|e| e.into_inner());
     *s.calls.entry(release.to_owned()).or_default() += 1;

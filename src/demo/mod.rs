@@ -17,11 +17,11 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Client;
 use crate::config::{DemoConfig, LogFormat, ServeConfig};
 use crate::service::Service;
 use crate::sim::{Scenario, Simulator};
 use client::{Plan, Score};
+use scaling_facts_client::Client;
 
 const SCENARIO: &str = include_str!("../../scenarios/demo.yaml");
 

@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
-use scaling_facts::client::caller::{
-    CacheEntry, Call, CallError, Caller, CallerConfig, Platform, Transport, TransportError,
-    is_warm, readiness_limit, warm_margin,
-};
-use scaling_facts::client::prewarm::Prewarmer;
 use scaling_facts_api::{
     Failure, Phase, Runtime, RuntimePresence, RuntimeState, Scaling, WakeProgress,
 };
+use scaling_facts_client::caller::{
+    CacheEntry, Call, CallError, Caller, CallerConfig, Platform, Transport, TransportError,
+    is_warm, readiness_limit, warm_margin,
+};
+use scaling_facts_client::prewarm::Prewarmer;
 use tokio::time::Instant;
 
 fn scaling(min: u32, idle: f64, expected: Option<f64>) -> Scaling {
