@@ -19,11 +19,11 @@ use serde_json::{Value, json};
 
 use scaling_facts::measure::observe::{DeploymentSnap, Observation, ServiceSnap, Stamp, Via};
 use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
-use scaling_facts::sim::knative::{
+use scaling_facts::watch::{convert, types};
+use scaling_facts_sim::knative::{
     self as kn, RevisionIdentity, condition, container_statuses, set_condition,
 };
-use scaling_facts::sim::objects::k8s_time;
-use scaling_facts::watch::{convert, types};
+use scaling_facts_sim::objects::k8s_time;
 
 /// Counts live heap bytes, for the memory figures.
 struct Counting;
@@ -305,10 +305,10 @@ fn initial_sync() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/scale-10k.yaml")).unwrap();
-        let scenario = scaling_facts::sim::Scenario::parse(&text).unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/crates/scaling-facts-sim/scenarios/scale-10k.yaml")).unwrap();
+        let scenario = scaling_facts_sim::Scenario::parse(&text).unwrap();
         let shutdown = tokio_util::sync::CancellationToken::new();
-        let sim = scaling_facts::sim::Simulator::start("127.0.0.1:0".parse().unwrap(), scenario, shutdown.clone()).await.unwrap();
+        let sim = scaling_facts_sim::Simulator::start("127.0.0.1:0".parse().unwrap(), scenario, shutdown.clone()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig).unwrap();

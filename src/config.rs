@@ -26,11 +26,14 @@ pub enum Command {
     /// Apply the database migrations and exit.
     Migrate(DatabaseConfig),
     /// Run the simulated Knative cluster alone, and write a kubeconfig for it.
+    #[cfg(feature = "sim")]
     Sim(SimConfig),
     /// The whole story on one machine: simulator, service and demo client, with a live
     /// table and a summary.
+    #[cfg(feature = "sim")]
     Demo(DemoConfig),
     /// The demo client alone, against a running service and activator.
+    #[cfg(feature = "sim")]
     DemoClient(DemoClientConfig),
     /// Print the OpenAPI document of the v1 API (the checked-in copy is `openapi/v1.json`).
     Openapi,
@@ -293,6 +296,7 @@ pub enum LogFormat {
 }
 
 /// Everything `sim` needs.
+#[cfg(feature = "sim")]
 #[derive(Debug, Clone, Args)]
 pub struct SimConfig {
     /// Loopback address of the simulated API server, activator and admin endpoints.
@@ -315,6 +319,7 @@ pub struct SimConfig {
 }
 
 /// Everything `demo` needs.
+#[cfg(feature = "sim")]
 #[derive(Debug, Clone, Args)]
 pub struct DemoConfig {
     /// How long the demo client runs before the summary.
@@ -337,6 +342,7 @@ pub struct DemoConfig {
 }
 
 /// Everything `demo-client` needs.
+#[cfg(feature = "sim")]
 #[derive(Debug, Clone, Args)]
 pub struct DemoClientConfig {
     /// The scaling-facts service.

@@ -18,11 +18,11 @@
 
 pub mod book;
 pub mod config;
+#[cfg(feature = "sim")]
 pub mod demo;
 pub mod measure;
 pub mod serve;
 pub mod service;
-pub mod sim;
 pub mod store;
 pub mod telemetry;
 pub mod watch;

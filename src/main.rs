@@ -7,7 +7,6 @@ use tokio_util::sync::CancellationToken;
 use scaling_facts::config::{Cli, Command, LogFormat};
 use scaling_facts::serve::{auth, openapi};
 use scaling_facts::service::{Service, cancel_on_signals};
-use scaling_facts::sim::{Scenario, Simulator};
 use scaling_facts::store::Store;
 use scaling_facts::telemetry;
 
@@ -32,7 +31,9 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!("migrations applied");
             Ok(())
         }
+        #[cfg(feature = "sim")]
         Command::Sim(config) => {
+            use scaling_facts_sim::{Scenario, Simulator};
             telemetry::init_logging(LogFormat::Text);
             anyhow::ensure!(
                 config.sim_listen_addr.ip().is_loopback(),
@@ -54,6 +55,7 @@ async fn main() -> anyhow::Result<()> {
             sim.stop().await;
             Ok(())
         }
+        #[cfg(feature = "sim")]
         Command::Demo(config) => {
             // The table is the demo's output; the service's logs would drown it.
             if std::env::var_os("RUST_LOG").is_none() {
@@ -65,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
             cancel_on_signals(shutdown.clone());
             scaling_facts::demo::run(&config, shutdown).await
         }
+        #[cfg(feature = "sim")]
         Command::DemoClient(config) => {
             telemetry::init_logging(LogFormat::Text);
             scaling_facts::demo::run_client(&config).await

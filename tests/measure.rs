@@ -7,10 +7,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use scaling_facts::sim::Cluster;
-use scaling_facts::sim::truth::TruthWake;
 use scaling_facts_api::{ColdStarts, Runtime, RuntimeState, Scaling};
 use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
+use scaling_facts_sim::Cluster;
+use scaling_facts_sim::truth::TruthWake;
 
 use common::{RunningService, TestDb, eventually, start_sim};
 

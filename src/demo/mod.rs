@@ -19,11 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{DemoConfig, LogFormat, ServeConfig};
 use crate::service::Service;
-use crate::sim::{Scenario, Simulator};
 use client::{Plan, Score};
 use scaling_facts_client::Client;
+use scaling_facts_sim::{Scenario, Simulator};
 
-const SCENARIO: &str = include_str!("../../scenarios/demo.yaml");
+const SCENARIO: &str = scaling_facts_sim::scenarios::DEMO;
 
 /// The demo's plan over the demo scenario.
 pub fn plan() -> Plan {

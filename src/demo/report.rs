@@ -5,10 +5,10 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::sim::Cluster;
 use scaling_facts_api::ColdStarts;
 use scaling_facts_api::{Outcome, WakeKind};
 use scaling_facts_client::Client;
+use scaling_facts_sim::Cluster;
 
 use super::client::{Plan, Score};
 

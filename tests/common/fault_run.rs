@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use scaling_facts::sim::faults::Fault;
-use scaling_facts::sim::truth::TruthWake;
-use scaling_facts::sim::{Cluster, admin, resources};
 use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
+use scaling_facts_sim::faults::Fault;
+use scaling_facts_sim::truth::TruthWake;
+use scaling_facts_sim::{Cluster, admin, resources};
 
 use super::{RunningService, TestDb, eventually, start_sim};
 
@@ -52,7 +52,7 @@ pub struct Report {
 }
 
 pub fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
-    let sel = scaling_facts::sim::selector::Selector::parse(&format!(
+    let sel = scaling_facts_sim::selector::Selector::parse(&format!(
         "serving.knative.dev/revision={revision}"
     ))
     .unwrap();

@@ -197,9 +197,9 @@ pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
 
 /// A simulator on a free loopback port, and a kube-rs client configured through the
 /// kubeconfig it writes, exactly as `serve` would be.
-pub async fn start_sim(scenario_yaml: &str) -> (scaling_facts::sim::Simulator, kube::Client) {
-    let scenario = scaling_facts::sim::Scenario::parse(scenario_yaml).expect("scenario parses");
-    let sim = scaling_facts::sim::Simulator::start(
+pub async fn start_sim(scenario_yaml: &str) -> (scaling_facts_sim::Simulator, kube::Client) {
+    let scenario = scaling_facts_sim::Scenario::parse(scenario_yaml).expect("scenario parses");
+    let sim = scaling_facts_sim::Simulator::start(
         "127.0.0.1:0".parse().unwrap(),
         scenario,
         CancellationToken::new(),
@@ -235,7 +235,7 @@ pub async fn eventually<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<
 }
 
 /// The `ApiResource` of a simulator kind, for `Api<DynamicObject>`.
-pub fn api_resource(kind: scaling_facts::sim::resources::Kind) -> kube::api::ApiResource {
+pub fn api_resource(kind: scaling_facts_sim::resources::Kind) -> kube::api::ApiResource {
     kube::api::ApiResource {
         group: kind.group.to_owned(),
         version: kind.version.to_owned(),
@@ -263,7 +263,7 @@ impl RunningService {
     /// Starts `serve` on a free loopback port, watching the simulator through a kubeconfig
     /// file, and waits until it is ready.
     pub async fn start(
-        sim: &scaling_facts::sim::Simulator,
+        sim: &scaling_facts_sim::Simulator,
         db_url: &str,
         tweak: impl FnOnce(&mut scaling_facts::config::ServeConfig),
     ) -> Self {

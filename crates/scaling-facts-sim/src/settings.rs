@@ -3,7 +3,8 @@
 //! top-level keys of `config-autoscaler` / `config-deployment`, then Knative's defaults.
 //!
 //! The simulator is the test bed's truth, so it must not compute that truth with the code
-//! under test (`measure::knobs`); this is a second, separate reading of the same rules.
+//! under test (the service's `measure::knobs`); this is a second, separate reading of the same
+//! rules.
 
 use std::collections::BTreeMap;
 

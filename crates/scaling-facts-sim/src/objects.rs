@@ -302,7 +302,7 @@ impl Objects {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::resources::POD;
+    use crate::resources::POD;
 
     fn pod(name: &str, app: &str) -> Value {
         json!({"metadata": {"name": name, "labels": {"app": app}}, "spec": {}})

@@ -11,10 +11,10 @@ use futures::StreamExt;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use scaling_facts::sim::faults::Fault;
-use scaling_facts::sim::resources::{self, Kind};
-use scaling_facts::sim::{Cluster, admin};
 use scaling_facts_api::{Outcome, WakeKind};
+use scaling_facts_sim::faults::Fault;
+use scaling_facts_sim::resources::{self, Kind};
+use scaling_facts_sim::{Cluster, admin};
 use serde_json::Value;
 
 use common::{api_resource, eventually, start_sim};

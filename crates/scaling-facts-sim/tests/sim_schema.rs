@@ -7,8 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use scaling_facts::sim::resources::{self, Kind};
 use scaling_facts_api::Outcome;
+use scaling_facts_sim::resources::{self, Kind};
 use serde_json::Value;
 
 use common::start_sim;
@@ -123,7 +123,7 @@ fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(
     Ok(())
 }
 
-fn objects(cluster: &scaling_facts::sim::Cluster, kind: Kind) -> Vec<Value> {
+fn objects(cluster: &scaling_facts_sim::Cluster, kind: Kind) -> Vec<Value> {
     let objects = cluster.lock();
     objects
         .list(kind, None, &Default::default(), None)
