@@ -111,7 +111,7 @@ pub fn validate(update: &ConfigUpdate, parts: IdleWindowParts) -> Result<Desired
 /// Desired and effective configuration, with the audit trail.
 #[utoipa::path(
     get, path = "/v1/releases/{release}/config", tag = "config", operation_id = "getConfig",
-    params(("release" = String, Path, description = "Release key")),
+    params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     responses(
         (status = 200, description = "Desired, effective, audit", body = ConfigView, example = examples::config_view),
         StoredReadErrors,
@@ -130,7 +130,7 @@ pub async fn get_config(
 /// Sets the desired `min_instances` and `idle_timeout_seconds` of a release.
 #[utoipa::path(
     put, path = "/v1/releases/{release}/config", tag = "config", operation_id = "putConfig",
-    params(("release" = String, Path, description = "Release key")),
+    params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     request_body(content = ConfigUpdate, example = examples::config_update),
     responses(
         (status = 200, description = "Stored and audited", body = ConfigView, example = examples::config_view),

@@ -84,7 +84,7 @@ fn finish(
 /// Runtime changes of one release, starting with its current state.
 #[utoipa::path(
     get, path = "/v1/releases/{release}/events", tag = "events", operation_id = "streamReleaseEvents",
-    params(("release" = String, Path, description = "Release key")),
+    params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     responses(
         (status = 200, description = "A stream of `runtime` events (the current state first, then each change, with the change's sequence number as `id`) and a `removed` event if the release goes away. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
         ReleaseReadErrors,

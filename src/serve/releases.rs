@@ -36,7 +36,7 @@ fn json_bytes(bytes: Bytes) -> Response {
 /// The scaling facts of one release (ADR 0041 §1).
 #[utoipa::path(
     get, path = "/v1/releases/{release}/scaling", tag = "releases", operation_id = "getScaling",
-    params(("release" = String, Path, description = "Release UID label value, or `<service>.<namespace>`")),
+    params(("release" = String, Path, description = "Release UID label value, or `<service>.<namespace>`", example = "steady.demo")),
     responses(
         (status = 200, description = "The scaling facts", body = Scaling, example = examples::scaling),
         ReleaseReadErrors,
@@ -59,7 +59,7 @@ pub async fn scaling(
 /// The runtime state of one release, read without waking it.
 #[utoipa::path(
     get, path = "/v1/releases/{release}/runtime", tag = "releases", operation_id = "getRuntime",
-    params(("release" = String, Path, description = "Release key")),
+    params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     responses(
         (status = 200, description = "Runtime state, presence, scaling facts", body = Runtime, example = examples::runtime),
         ReleaseReadErrors,
@@ -79,7 +79,7 @@ pub async fn runtime(
 /// The cold-start report of one release, per revision.
 #[utoipa::path(
     get, path = "/v1/releases/{release}/cold-starts", tag = "releases", operation_id = "getColdStarts",
-    params(("release" = String, Path, description = "Release key")),
+    params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     responses(
         (status = 200, description = "Counts, percentiles, phases, buckets, recent wakes", body = ColdStarts, example = examples::cold_starts),
         ReleaseReadErrors,

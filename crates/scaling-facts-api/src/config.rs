@@ -13,7 +13,10 @@ pub struct ConfigUpdate {
     #[schema(maximum = 1000)]
     pub min_instances: u32,
     /// Guaranteed idle window in whole seconds: at least the revision's stable window plus
-    /// scale-down delay, at most that plus 3600.
+    /// scale-down delay, at most that plus 3600. The bounds here are Knative's widest (a
+    /// stable window of 6 s to 1 h, a delay and a retention of up to 1 h each); a value
+    /// outside the revision's own range is refused with 422 naming it.
+    #[schema(minimum = 6, maximum = 10800)]
     pub idle_timeout_seconds: u32,
 }
 

@@ -28,7 +28,8 @@ pub struct Scaling {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchScalingRequest {
-    /// Release keys; duplicates are answered once.
+    /// Release keys, 1 to 1000 (the service's default limit); duplicates are answered once.
+    #[schema(min_items = 1, max_items = 1000)]
     pub releases: Vec<String>,
 }
 
