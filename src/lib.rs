@@ -10,11 +10,15 @@
 //! - [`store`] is the only place with SQL (SQLite or PostgreSQL through sqlx);
 //! - [`serve`] is the axum HTTP API that reads the book and the store.
 //!
-//! Around them: [`config`] (the one clap configuration), [`telemetry`] (logs and
-//! Prometheus metrics), [`service`] (start-up, warm-up, readiness and shutdown, wired to
-//! one cancellation token, and the measuring engine), [`sim`] (a simulated Knative cluster
-//! speaking the Kubernetes API, with ground truth), [`client`] (a typed client and the
-//! caller contract) and [`demo`] (the one-command demo).
+//! Around them: [`config`] (the one clap configuration), [`telemetry`] (logs, Prometheus
+//! metrics, the readiness gate), [`service`] (start-up, warm-up, readiness and shutdown,
+//! wired to one cancellation token, and the measuring engine) and, with the default feature
+//! `sim`, `demo` (the one-command demo).
+//!
+//! The wire contract is the crate `scaling_facts_api`, which every layer names its facts
+//! with; the typed client (`scaling_facts_client`) and the simulated cluster
+//! (`scaling_facts_sim`) are crates of their own that depend on the contract and on nothing
+//! here.
 
 pub mod book;
 pub mod config;

@@ -346,6 +346,11 @@ async fn two_hundred_wakes_are_measured_once_and_to_the_millisecond() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_faults_lose_and_double_nothing() {
     let _one_at_a_time = SERIAL.lock().await;
+    // `RUST_LOG=scaling_facts::service::engine=trace,warn` shows every observation the
+    // engine takes, with its arrival stamp, to explain a wake the report finds off.
+    if std::env::var_os("RUST_LOG").is_some() {
+        scaling_facts::telemetry::init_logging(scaling_facts::config::LogFormat::Text);
+    }
     let r = common::fault_run::run(7).await;
     let p99 = common::fault_run::percentile(&r.live_errors_ms, 99.0);
     println!(

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
+use axum::serve::ListenerExt;
 use axum::{Extension, Router, middleware};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -126,6 +127,13 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let router = app(state);
     let stop = shutdown.clone();
+    // Each event of a stream is one small write: with Nagle's algorithm it would wait for
+    // the ACK of the one before, which the peer may delay by tens of milliseconds.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let server = axum::serve(listener, router)
         .with_graceful_shutdown(async move { stop.cancelled().await })
         .into_future();

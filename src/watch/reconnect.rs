@@ -23,18 +23,21 @@ use tower::{Layer, Service};
 
 /// How long after a watch response begins its events may still be the catch-up burst.
 pub const CATCH_UP: Duration = Duration::from_millis(50);
-/// A watch that follows a list and whose response took less than this to begin held
-/// nothing back for longer: its first events are as good as streamed (the measurement's
-/// own tolerance for a live wake is 10 ms).
+/// A watch that follows a list and whose response began less than this after the list was
+/// asked for held nothing back for longer: its first events are as good as streamed (the
+/// measurement's own tolerance for a live wake is 10 ms). The wait counts from the list's
+/// request, not the watch's: the list's snapshot may be that old, and what changed after it
+/// comes in the watch's first moments, however promptly the watch itself is answered.
 pub const NEGLIGIBLE_WAIT: Duration = Duration::from_millis(10);
 
 /// The latest watch request and response of each resource plural.
 #[derive(Debug, Clone, Copy)]
 struct Latest {
-    /// The last request for the plural was a list (the watch that follows starts from it).
-    listed: bool,
-    /// When the watch response began, how long its request waited, and whether it
-    /// followed a list.
+    /// When the requests since the last watch were a list, when its first page was asked
+    /// for (the watch that follows starts from its snapshot).
+    listed: Option<Instant>,
+    /// When the watch response began, how long after the list or the watch's own request,
+    /// and whether it followed a list.
     watch: Option<(Instant, Duration, bool)>,
 }
 
@@ -58,19 +61,29 @@ impl WatchStarts {
             && now.saturating_duration_since(start) < CATCH_UP
     }
 
-    fn requested(&self, plural: &str, watch: bool) -> bool {
+    /// Notes a request for `plural` made `now`; for a watch, returns when the list it
+    /// follows was asked for, if it follows one.
+    fn requested(&self, plural: &str, watch: bool, now: Instant) -> Option<Instant> {
         let mut map = self.lock();
         let latest = map.entry(plural.to_owned()).or_insert(Latest {
-            listed: false,
+            listed: None,
             watch: None,
         });
-        std::mem::replace(&mut latest.listed, !watch)
+        if watch {
+            latest.listed.take()
+        } else {
+            // A paged list's snapshot is its first page's: keep the earliest request.
+            latest.listed.get_or_insert(now);
+            None
+        }
     }
 
-    fn began(&self, plural: String, requested: Instant, after_list: bool) {
+    /// A watch response began: `since` is its list's request when it follows one, else
+    /// its own request.
+    fn began(&self, plural: String, since: Instant, after_list: bool) {
         let now = Instant::now();
         if let Some(latest) = self.lock().get_mut(&plural) {
-            latest.watch = Some((now, now.saturating_duration_since(requested), after_list));
+            latest.watch = Some((now, now.saturating_duration_since(since), after_list));
         }
     }
 
@@ -126,16 +139,16 @@ where
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let seen = collection(&req);
-        let after_list = seen
-            .as_ref()
-            .map(|(plural, watch)| self.starts.requested(plural, *watch));
-        let starts = self.starts.clone();
         let requested = Instant::now();
+        let list = seen
+            .as_ref()
+            .and_then(|(plural, watch)| self.starts.requested(plural, *watch, requested));
+        let starts = self.starts.clone();
         let response = self.inner.call(req);
         Box::pin(async move {
             let r = response.await;
-            if let (Some((plural, true)), Some(after_list), Ok(_)) = (seen, after_list, &r) {
-                starts.began(plural, requested, after_list);
+            if let (Some((plural, true)), Ok(_)) = (seen, &r) {
+                starts.began(plural, list.unwrap_or(requested), list.is_some());
             }
             r
         })
@@ -155,22 +168,34 @@ mod tests {
         let watch = req("/apis/apps/v1/namespaces/a/deployments?labelSelector=x&watch=true");
         assert_eq!(collection(&watch), Some(("deployments".into(), true)));
         let starts = WatchStarts::default();
+        let now = Instant::now();
         // A list, then a watch answered at once: live.
-        assert!(!starts.requested("pods", false));
-        assert!(starts.requested("pods", true));
-        starts.began("pods".into(), Instant::now(), true);
+        assert_eq!(starts.requested("pods", false, now), None);
+        let list = starts.requested("pods", true, now);
+        assert_eq!(list, Some(now));
+        starts.began("pods".into(), now, true);
         assert!(!starts.catching_up("pods", Instant::now()));
         // The same watch, answered late: catching up.
-        starts.began(
-            "pods".into(),
-            Instant::now() - Duration::from_millis(150),
-            true,
-        );
+        starts.began("pods".into(), now - Duration::from_millis(150), true);
         assert!(starts.catching_up("pods", Instant::now()));
         // A watch after a watch (the first ended): catching up, however prompt.
-        assert!(!starts.requested("pods", true));
+        assert_eq!(starts.requested("pods", true, now), None);
         starts.began("pods".into(), Instant::now(), false);
         assert!(starts.catching_up("pods", Instant::now()));
         assert!(!starts.catching_up("deployments", Instant::now()));
+    }
+
+    #[tokio::test]
+    async fn a_prompt_watch_long_after_its_list_is_catching_up() {
+        // The list's snapshot is 30 ms old when the watch begins: what changed meanwhile
+        // arrives at once, however quickly the watch itself was answered.
+        let starts = WatchStarts::default();
+        let asked = Instant::now();
+        assert_eq!(starts.requested("pods", false, asked), None);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let list = starts.requested("pods", true, Instant::now());
+        assert_eq!(list, Some(asked));
+        starts.began("pods".into(), list.unwrap(), true);
+        assert!(starts.catching_up("pods", Instant::now()));
     }
 }

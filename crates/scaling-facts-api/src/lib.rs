@@ -15,9 +15,12 @@
 //! - [`error`]: the one error body and its stable [`ErrorCode`]s;
 //! - [`examples`]: the example values the OpenAPI document shows.
 //!
-//! Compatibility: field names are never renamed and fields are never removed within v1; new
-//! fields and new enum values may appear, so readers must tolerate them (every enum a server
-//! may extend is `#[non_exhaustive]`).
+//! Compatibility within v1: fields are never renamed or removed, and new fields may appear,
+//! so readers must ignore what they do not know (none of these types denies unknown fields
+//! on reading, except the two request bodies, which the server checks strictly). New error
+//! codes may appear too: [`ErrorCode`] is `#[non_exhaustive]`, and an older reader takes a
+//! newer code for [`ErrorCode::Unrecognized`]. The other enums (states, phases, outcomes)
+//! change only with a new version of the API.
 
 pub mod cold_starts;
 pub mod config;

@@ -75,6 +75,12 @@ impl axum::serve::Listener for FaultyListener {
                 drop(stream);
                 continue;
             }
+            // As the Kubernetes API server does (Go sets it on every TCP connection):
+            // without it, a watch event written while the last one awaits its delayed ACK
+            // waits too, tens of milliseconds.
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::warn!(error = %e, "cannot set TCP_NODELAY");
+            }
             return (stream, addr);
         }
     }
