@@ -115,7 +115,12 @@ pub struct ServeConfig {
     #[arg(long, env = "SCALING_FACTS_MAX_BODY_BYTES", default_value_t = 65_536)]
     pub max_body_bytes: usize,
 
-    /// After SIGTERM or Ctrl-C, open connections get this long to finish before the
+    /// After SIGTERM or Ctrl-C, readiness answers 503 at once but the listener stays open
+    /// this long, so that load balancers stop sending before connections are refused.
+    #[arg(long, env = "SCALING_FACTS_DRAIN_DELAY_MS", default_value_t = 5_000)]
+    pub drain_delay_ms: u64,
+
+    /// After the drain delay, open connections get this long to finish before the
     /// process exits anyway.
     #[arg(
         long,
@@ -145,6 +150,19 @@ pub struct ServeConfig {
         default_value_t = 1_000
     )]
     pub batch_max_releases: usize,
+
+    /// Most event streams open at once, for the whole service; more get 429.
+    #[arg(long, env = "SCALING_FACTS_MAX_STREAMS", default_value_t = 1_000)]
+    pub max_streams: usize,
+
+    /// Most event streams open at once for one token; more get 429. Anonymous readers
+    /// count against the service's cap only.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_MAX_STREAMS_PER_TOKEN",
+        default_value_t = 100
+    )]
+    pub max_streams_per_token: usize,
 
     /// Log format: `json` (production) or `text` (a terminal).
     #[arg(long, env = "SCALING_FACTS_LOG_FORMAT", default_value = "json")]
@@ -234,9 +252,37 @@ pub struct MeasureConfig {
         default_value_t = 2_000
     )]
     pub late_event_tolerance_ms: u64,
+
+    /// Wakes and histogram buckets are kept this much longer than the window's
+    /// `window-max-age-hours`, then deleted.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_RETENTION_MARGIN_HOURS",
+        default_value_t = 24
+    )]
+    pub retention_margin_hours: i64,
+
+    /// How often old history is pruned (also once at start).
+    #[arg(
+        long,
+        env = "SCALING_FACTS_PRUNE_INTERVAL_MINUTES",
+        default_value_t = 60
+    )]
+    pub prune_interval_minutes: u64,
 }
 
 impl MeasureConfig {
+    /// How long stored history is kept: the window plus the margin.
+    pub fn retention(&self) -> chrono::Duration {
+        chrono::Duration::hours(
+            self.window_max_age_hours.max(1) + self.retention_margin_hours.max(0),
+        )
+    }
+
+    pub fn prune_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.prune_interval_minutes.max(1) * 60)
+    }
+
     pub fn tracker(&self) -> crate::measure::tracker::TrackerSettings {
         use std::time::Duration;
         crate::measure::tracker::TrackerSettings {
@@ -268,6 +314,10 @@ impl MeasureConfig {
 }
 
 impl ServeConfig {
+    pub fn drain_delay(&self) -> Duration {
+        Duration::from_millis(self.drain_delay_ms)
+    }
+
     /// Every option at its documented default, as the command line gives it.
     pub fn defaults() -> Self {
         #[derive(Parser)]

@@ -18,10 +18,13 @@ fn config(db_url: &str, tokens: &std::path::Path) -> ServeConfig {
         allow_anonymous_reads: false,
         request_timeout_ms: 5_000,
         max_body_bytes: 65_536,
+        drain_delay_ms: 300,
         shutdown_grace_ms: 2_000,
         warmup_ceiling_ms: 10_000,
         stale_after_seconds: 90,
         batch_max_releases: 1_000,
+        max_streams: 1_000,
+        max_streams_per_token: 100,
         log_format: LogFormat::Text,
         measure: scaling_facts::config::MeasureConfig {
             watch_kubernetes: false,
@@ -140,4 +143,56 @@ async fn serves_on_postgres() {
     let url = db.url.clone();
     serve_and_use(&url).await;
     db.finish().await;
+}
+
+/// After SIGTERM, readiness answers 503 at once while the listener stays open for the drain
+/// delay, so that load balancers stop sending before any connection is refused.
+#[tokio::test]
+async fn readiness_closes_before_the_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(&tokens, "").unwrap();
+    let url = format!("sqlite://{}/sf.db?mode=rwc", dir.path().display());
+    let mut cfg = config(&url, &tokens);
+    cfg.drain_delay_ms = 1_000;
+    let shutdown = CancellationToken::new();
+    let service = Service::build(&cfg, shutdown.clone()).await.unwrap();
+    let base = format!("http://{}", service.listener.local_addr().unwrap());
+    let ready = service.state.readiness.clone();
+    let running = tokio::spawn(async move { service.run(&cfg).await });
+    common::eventually(10, "ready", || ready.is_open().then_some(())).await;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let status = |path: &'static str| {
+        let http = http.clone();
+        let base = base.clone();
+        async move {
+            http.get(format!("{base}{path}"))
+                .send()
+                .await
+                .map(|r| r.status())
+        }
+    };
+    assert_eq!(status("/health/ready").await.unwrap(), 200);
+
+    let stopped = std::time::Instant::now();
+    shutdown.cancel();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Draining: not ready, yet every connection is still accepted and answered.
+    assert_eq!(status("/health/ready").await.unwrap(), 503);
+    assert_eq!(status("/alive").await.unwrap(), 200);
+    let result = tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("stopped in time");
+    result.unwrap().unwrap();
+    assert!(
+        stopped.elapsed() >= Duration::from_millis(1_000),
+        "the listener closed before the drain delay"
+    );
+    assert!(
+        status("/alive").await.is_err(),
+        "the listener is closed after the drain"
+    );
 }

@@ -120,6 +120,82 @@ on_both_backends!(config_changes_are_audited, async |store: Store| {
     assert_eq!(store.config_audit("shop.prod", 1).await.unwrap().len(), 1);
 });
 
+on_both_backends!(
+    concurrent_config_writes_chain_their_audit,
+    async |store: Store| {
+        // Fifty editors at once: every write lands, and the trail reads as one sequence.
+        let writes = (0..50u32).map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let new = DesiredConfig {
+                    min_instances: i,
+                    idle_timeout_seconds: 60 + i,
+                };
+                store
+                    .set_config(
+                        "shop.prod",
+                        new,
+                        &format!("editor-{i}"),
+                        &format!("req-{i}"),
+                        t(i as i64),
+                    )
+                    .await
+            })
+        });
+        for w in futures::future::join_all(writes).await {
+            w.unwrap().expect("no write fails under contention");
+        }
+        let mut trail = store.config_audit("shop.prod", 100).await.unwrap();
+        trail.reverse(); // oldest first
+        assert_eq!(trail.len(), 50);
+        assert_eq!(trail[0].old, None);
+        for pair in trail.windows(2) {
+            assert_eq!(pair[1].old, Some(pair[0].new), "{pair:#?}");
+        }
+        let last = store.config("shop.prod").await.unwrap().unwrap();
+        assert_eq!(last.desired, trail[49].new);
+    }
+);
+
+on_both_backends!(
+    old_history_is_pruned_and_the_window_kept,
+    async |store: Store| {
+        use scaling_facts::service::retention::{Pruned, prune_once};
+        let day = 86_400;
+        let old = wake("rev-old", 0, Outcome::Served);
+        let recent = wake("rev-new", 9 * day, Outcome::Aborted);
+        assert!(store.record_wake(&old, t(1)).await.unwrap());
+        assert!(store.record_wake(&recent, t(9 * day + 1)).await.unwrap());
+        let mut h = LatencyHistogram::new();
+        h.record(1_000);
+        store
+            .save_histogram("rev-old", "served", t(0), &h, t(1))
+            .await
+            .unwrap();
+        store
+            .save_histogram("rev-new", "served", t(9 * day), &h, t(9 * day + 1))
+            .await
+            .unwrap();
+        // Kept for eight days (a week's window and a day's margin), pruned at day ten.
+        let keep = chrono::Duration::days(8);
+        let pruned = prune_once(&store, t(10 * day), keep).await.unwrap();
+        assert_eq!(
+            pruned,
+            Pruned {
+                wakes: 1,
+                histogram_buckets: 1
+            }
+        );
+        assert_eq!(store.count_wakes("rev-old").await.unwrap(), 0);
+        assert_eq!(store.count_wakes("rev-new").await.unwrap(), 1);
+        let left = store.histograms_since(t(0)).await.unwrap();
+        assert_eq!(left.len(), 1);
+        // Nothing more to do the second time.
+        let again = prune_once(&store, t(10 * day), keep).await.unwrap();
+        assert_eq!(again, Pruned::default());
+    }
+);
+
 on_both_backends!(histograms_round_trip_and_prune, async |store: Store| {
     let mut h = LatencyHistogram::new();
     for ms in [900, 1_200, 4_500, 30_000] {

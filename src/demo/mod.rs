@@ -186,5 +186,7 @@ fn serve_config(
     // The broken release should show as unavailable within the demo, not after a minute.
     serve.measure.image_pull_failure_after_seconds = 5;
     serve.shutdown_grace_ms = 2_000;
+    // Nothing balances load in front of the demo: stop at once.
+    serve.drain_delay_ms = 0;
     serve
 }

@@ -225,11 +225,10 @@ impl FromRequestParts<AppState> for Caller {
         let token = value
             .to_str()
             .ok()
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
+            // The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
             .filter(|t| !t.is_empty())
             .ok_or(ApiError::Unauthenticated(
                 "authorization header must be `Bearer <token>`",

@@ -33,6 +33,8 @@ pub enum ApiError {
     BodyTooLarge { limit_bytes: usize },
     #[error("request body must be application/json")]
     UnsupportedMediaType,
+    #[error("{scope} has {limit} event streams open, its limit; close one or retry later")]
+    TooManyStreams { limit: usize, scope: &'static str },
     #[error("the store is unavailable; try again")]
     StoreUnavailable(#[source] StoreError),
     #[error("internal error")]
@@ -61,6 +63,7 @@ impl ApiError {
             Self::InvalidJson(_) => ErrorCode::InvalidJson,
             Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
+            Self::TooManyStreams { .. } => ErrorCode::TooManyStreams,
             Self::StoreUnavailable(_) => ErrorCode::StoreUnavailable,
             Self::Internal(_) => ErrorCode::Internal,
         }
@@ -88,6 +91,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::InvalidJson | ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
         ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::TooManyStreams => StatusCode::TOO_MANY_REQUESTS,
         ErrorCode::Timeout | ErrorCode::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         // `internal`, and codes of a newer contract, which this server never sends.
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -108,6 +112,12 @@ impl IntoResponse for ApiError {
             tracing::error!(error_code = %self.code(), error = %self, cause = %ErrorChain(source), "request failed");
         }
         let mut response = self.status().into_response();
+        if let Self::TooManyStreams { .. } = self {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(super::streams::RETRY_AFTER_SECONDS),
+            );
+        }
         response.extensions_mut().insert(PendingError {
             code: self.code(),
             message: self.to_string(),

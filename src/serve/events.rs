@@ -22,7 +22,8 @@ use scaling_facts_api::{Lagged, StreamEvent, examples};
 use super::AppState;
 use super::auth::Caller;
 use super::error::ApiError;
-use super::openapi::{FleetReadErrors, ReleaseReadErrors};
+use super::openapi::{FleetStreamErrors, ReleaseStreamErrors};
+use super::streams::StreamPermit;
 use crate::book::{Change, FactsBook};
 use crate::measure::facts::ReleaseFacts;
 use crate::telemetry::metrics::Metrics;
@@ -51,13 +52,13 @@ fn change_event(book: &FactsBook, change: &Change) -> Event {
     }
 }
 
-/// Counts an open stream for as long as it lives.
-struct StreamGuard(Arc<Metrics>);
+/// Counts an open stream, and holds its place under the caps, for as long as it lives.
+struct StreamGuard(Arc<Metrics>, #[allow(dead_code)] StreamPermit);
 
 impl StreamGuard {
-    fn new(metrics: Arc<Metrics>) -> Self {
+    fn new(metrics: Arc<Metrics>, permit: StreamPermit) -> Self {
         metrics.sse_streams.inc();
-        Self(metrics)
+        Self(metrics, permit)
     }
 }
 
@@ -67,11 +68,23 @@ impl Drop for StreamGuard {
     }
 }
 
+/// A place under the caps for `caller`'s new stream.
+fn permit(state: &AppState, caller: &Caller) -> Result<StreamPermit, ApiError> {
+    let token = match caller {
+        Caller::Anonymous => None,
+        Caller::Token { name, .. } => Some(name.as_str()),
+    };
+    state.streams.try_open(token).inspect_err(|_| {
+        state.metrics.sse_refused.inc();
+    })
+}
+
 fn finish(
     state: AppState,
+    permit: StreamPermit,
     events: impl Stream<Item = Event> + Send + 'static,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let guard = StreamGuard::new(state.metrics.clone());
+    let guard = StreamGuard::new(state.metrics.clone(), permit);
     let events = events
         .take_until(state.shutdown.clone().cancelled_owned())
         .map(move |e| {
@@ -87,7 +100,7 @@ fn finish(
     params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     responses(
         (status = 200, description = "A stream of `runtime` events (the current state first, then each change, with the change's sequence number as `id`) and a `removed` event if the release goes away. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
-        ReleaseReadErrors,
+        ReleaseStreamErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -105,6 +118,7 @@ pub async fn release_events(
         .ok_or_else(|| ApiError::UnknownRelease {
             release: release.clone(),
         })?;
+    let permit = permit(&state, &caller)?;
     let book = state.book.clone();
     let first = runtime_event(&book, &current.facts, None);
     let rest = changes.filter_map(move |item| {
@@ -117,7 +131,11 @@ pub async fn release_events(
         };
         futures::future::ready(event)
     });
-    Ok(finish(state, stream::once(async { first }).chain(rest)))
+    Ok(finish(
+        state,
+        permit,
+        stream::once(async { first }).chain(rest),
+    ))
 }
 
 /// Runtime changes of every release.
@@ -125,7 +143,7 @@ pub async fn release_events(
     get, path = "/v1/events", tag = "events", operation_id = "streamAllEvents",
     responses(
         (status = 200, description = "A stream of `runtime`, `removed` and `lagged` events of every release, after a first `: connected` comment. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
-        FleetReadErrors,
+        FleetStreamErrors,
     ),
     security(("bearer" = []), ())
 )]
@@ -134,6 +152,7 @@ pub async fn all_events(
     caller: Caller,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     caller.require_read(&state)?;
+    let permit = permit(&state, &caller)?;
     let book = state.book.clone();
     let events = BroadcastStream::new(state.book.subscribe()).map(move |item| match item {
         Ok(change) => change_event(&book, &change),
@@ -144,5 +163,9 @@ pub async fn all_events(
     });
     // A first comment tells the client the stream is open before any change happens.
     let opened = Event::default().comment("connected");
-    Ok(finish(state, stream::once(async { opened }).chain(events)))
+    Ok(finish(
+        state,
+        permit,
+        stream::once(async { opened }).chain(events),
+    ))
 }

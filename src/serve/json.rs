@@ -24,9 +24,11 @@ where
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split(';').next())
+            // Media types are case-insensitive (RFC 9110 §8.3.1).
             .is_some_and(|mime| {
-                let mime = mime.trim();
-                mime == "application/json" || mime.ends_with("+json")
+                let mime = mime.trim().to_ascii_lowercase();
+                mime == "application/json"
+                    || (mime.starts_with("application/") && mime.ends_with("+json"))
             });
         if !json {
             return Err(ApiError::UnsupportedMediaType);
@@ -53,7 +55,12 @@ pub struct BodyLimit(pub usize);
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(v) => Ok(v),
+        // A valid document followed by anything but whitespace is not one JSON value: the
+        // caller sent something other than it thinks.
+        Ok(v) => de
+            .end()
+            .map(|()| v)
+            .map_err(|e| ApiError::InvalidJson(e.to_string())),
         Err(e) => {
             let path = e.path().to_string();
             let inner = e.into_inner();
@@ -115,6 +122,19 @@ mod tests {
         assert_eq!(f, "name");
         let (f, _) = field_of(parse(br#"{"count": 1, "name": "x", "extra": 2}"#));
         assert_eq!(f, "extra");
+    }
+
+    #[test]
+    fn trailing_data_after_the_value_is_broken_json() {
+        let ok = br#"{"count": 1, "name": "a"}  
+"#;
+        assert!(parse::<Body>(ok).is_ok());
+        for bad in [
+            &br#"{"count": 1, "name": "a"}x"#[..],
+            br#"{"count": 1, "name": "a"}{}"#,
+        ] {
+            assert!(matches!(parse::<Body>(bad), Err(ApiError::InvalidJson(_))));
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! - [`config`]: the editor's `min_instances` and `idle_timeout_seconds`;
 //! - [`events`]: Server-Sent Events of runtime changes;
 //! - [`ops`]: `/alive`, `/health/ready`, `/health`, `/metrics`, `/openapi.json`;
-//! - [`auth`], [`json`], [`request`], [`error`]: the plumbing every route shares.
+//! - [`auth`], [`json`], [`request`], [`error`], [`streams`]: the plumbing every route
+//!   shares.
 
 pub mod auth;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod openapi;
 pub mod ops;
 pub mod releases;
 pub mod request;
+pub mod streams;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,6 +59,8 @@ pub struct Shared {
     pub batch_max_releases: usize,
     pub request_timeout: Duration,
     pub max_body_bytes: usize,
+    /// The caps on open event streams.
+    pub streams: Arc<streams::StreamLimits>,
 }
 
 impl std::ops::Deref for AppState {
@@ -117,12 +121,15 @@ async fn no_route(req: Request) -> ApiError {
     }
 }
 
-/// Serves the API on `listener` until `shutdown` is cancelled, then gives open
-/// connections `grace` to finish before returning anyway.
+/// Serves the API on `listener` until `shutdown` is cancelled; keeps accepting for `drain`
+/// more (readiness already answers 503, so load balancers take the replica out before its
+/// connections are refused), then gives open connections `grace` to finish before
+/// returning anyway.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: CancellationToken,
+    drain: Duration,
     grace: Duration,
 ) -> std::io::Result<()> {
     let router = app(state);
@@ -135,12 +142,19 @@ pub async fn serve(
         }
     });
     let server = axum::serve(listener, router)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .with_graceful_shutdown(async move {
+            stop.cancelled().await;
+            tracing::info!(
+                drain_ms = drain.as_millis() as u64,
+                "readiness closed; draining before the listener closes"
+            );
+            tokio::time::sleep(drain).await;
+        })
         .into_future();
     tokio::pin!(server);
     tokio::select! {
         done = &mut server => done,
-        () = async { shutdown.cancelled().await; tokio::time::sleep(grace).await } => {
+        () = async { shutdown.cancelled().await; tokio::time::sleep(drain + grace).await } => {
             tracing::warn!(grace_ms = grace.as_millis() as u64, "connections still open after the shutdown grace; exiting anyway");
             Ok(())
         }

@@ -62,6 +62,9 @@ fn meaning(code: ErrorCode) -> &'static str {
         }
         ErrorCode::BodyTooLarge => "the body exceeds the configured limit",
         ErrorCode::UnsupportedMediaType => "the body is not sent as `application/json`",
+        ErrorCode::TooManyStreams => {
+            "too many event streams open for the service or this token; retry after `Retry-After` seconds"
+        }
         ErrorCode::Timeout => "no answer within the request timeout; retry",
         ErrorCode::StoreUnavailable => "the store did not answer; nothing was changed; retry",
         _ => "a fault of the service",
@@ -123,6 +126,10 @@ error_set! {
     ReleaseReadErrors: [BadRequest, Unauthenticated, UnknownRelease, Timeout];
     /// The batch read, with its JSON body.
     BatchErrors: [InvalidJson, BadRequest, Unauthenticated, BodyTooLarge, UnsupportedMediaType, InvalidField, Timeout];
+    /// The event stream of every release.
+    FleetStreamErrors: [Unauthenticated, TooManyStreams, Timeout];
+    /// The event stream of one release.
+    ReleaseStreamErrors: [BadRequest, Unauthenticated, UnknownRelease, TooManyStreams, Timeout];
     /// A read of one release that needs the store.
     StoredReadErrors: [BadRequest, Unauthenticated, UnknownRelease, StoreUnavailable, Timeout];
     /// The config write.

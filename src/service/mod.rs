@@ -10,10 +10,12 @@ use tokio_util::sync::CancellationToken;
 
 pub mod engine;
 pub mod persist;
+pub mod retention;
 
 use crate::book::FactsBook;
 use crate::config::ServeConfig;
 use crate::serve::auth::Tokens;
+use crate::serve::streams::StreamLimits;
 use crate::serve::{self, AppState, Shared};
 use crate::store::Store;
 use crate::telemetry::health::{Readiness, WarmupTask};
@@ -57,6 +59,7 @@ impl Service {
             batch_max_releases: config.batch_max_releases,
             request_timeout: config.request_timeout(),
             max_body_bytes: config.max_body_bytes,
+            streams: StreamLimits::new(config.max_streams, config.max_streams_per_token),
         });
         Ok(Self { state, listener })
     }
@@ -123,14 +126,22 @@ impl Service {
                 }
             })
         };
+        let pruning = tokio::spawn(retention::run(
+            state.store.clone(),
+            config.measure.retention(),
+            config.measure.prune_interval(),
+            shutdown.clone(),
+        ));
         let served = serve::serve(
             self.listener,
             state.clone(),
             shutdown.clone(),
+            config.drain_delay(),
             config.shutdown_grace(),
         )
         .await;
         warmup.abort();
+        pruning.abort();
         if let Some(engine) = engine {
             // The engine stops with the token and drains its queued writes first.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(10), engine).await;

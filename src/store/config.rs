@@ -2,12 +2,13 @@
 //! audit trail of every change (who, when, old value, new value).
 //!
 //! The write and its audit row are one transaction, so the trail can never miss a change
-//! or record one that did not happen.
+//! or record one that did not happen, and the writes of one release are serialised, so each
+//! audit row's `old` is the `new` of the one before.
 
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::{Store, StoreError, time_of, to_u64};
+use super::{Backend, Store, StoreError, time_of, to_u64};
 
 /// Desired values of a release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +57,22 @@ impl Store {
         request_id: &str,
         at: DateTime<Utc>,
     ) -> Result<ConfigAudit, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        // Read-then-write must not interleave with another write of the same release, or
+        // two audit rows would share one `old`. SQLite: take the write lock at BEGIN, since
+        // upgrading a read lock mid-transaction fails at once with "database is locked".
+        // PostgreSQL: a row lock cannot lock the row a first write is about to create, so a
+        // transaction-scoped advisory lock on the release key serialises every write of it.
+        let mut tx = match self.backend() {
+            Backend::Sqlite => self.pool().begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => {
+                let mut tx = self.pool().begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                    .bind(release)
+                    .execute(&mut *tx)
+                    .await?;
+                tx
+            }
+        };
         let old = sqlx::query(
             "SELECT min_instances, idle_timeout_seconds FROM release_config WHERE release_key = $1",
         )

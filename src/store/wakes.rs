@@ -87,6 +87,15 @@ impl Store {
         rows.iter().map(wake_of).collect()
     }
 
+    /// Deletes the wakes requested before `before`; returns how many.
+    pub async fn prune_wakes(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM wakes WHERE requested_ms < $1")
+            .bind(before.timestamp_millis())
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+
     pub async fn count_wakes(&self, revision_uid: &str) -> Result<u64, StoreError> {
         let n: i64 = sqlx::query("SELECT COUNT(*) FROM wakes WHERE revision_uid = $1")
             .bind(revision_uid)

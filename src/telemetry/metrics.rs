@@ -58,6 +58,7 @@ pub struct Metrics {
     pub http_duration: Family<RouteLabels, Histogram>,
     pub releases_known: Gauge,
     pub sse_streams: Gauge,
+    pub sse_refused: Counter,
     pub wakes: Family<WakeLabels, Counter>,
     pub wake_duration: Family<ServiceLabels, Histogram>,
     pub watch_errors: Family<KindLabels, Counter>,
@@ -96,6 +97,12 @@ impl Metrics {
         );
         let sse_streams = Gauge::default();
         registry.register("sse_streams", "Open event streams", sse_streams.clone());
+        let sse_refused = Counter::default();
+        registry.register(
+            "sse_streams_refused",
+            "Event streams refused with 429: the service's or the token's cap was reached",
+            sse_refused.clone(),
+        );
         let wakes = Family::<WakeLabels, Counter>::default();
         registry.register(
             "wakes",
@@ -133,6 +140,7 @@ impl Metrics {
             http_duration,
             releases_known,
             sse_streams,
+            sse_refused,
         }
     }
 
@@ -141,7 +149,7 @@ impl Metrics {
         self.http_requests
             .get_or_create(&RequestLabels {
                 route: route.to_owned(),
-                method: method.to_owned(),
+                method: method_label(method).to_owned(),
                 status,
             })
             .inc();
@@ -163,3 +171,10 @@ impl Metrics {
 
 /// Shared handle.
 pub type SharedMetrics = Arc<Metrics>;
+
+/// The method label, from a closed set: a caller inventing methods must not be able to
+/// grow the exposition (each new value is a new series).
+fn method_label(method: &str) -> &'static str {
+    const KNOWN: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+    KNOWN.into_iter().find(|m| *m == method).unwrap_or("other")
+}

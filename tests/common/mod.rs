@@ -192,6 +192,7 @@ pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
         batch_max_releases: 100,
         request_timeout: Duration::from_secs(5),
         max_body_bytes: 4_096,
+        streams: scaling_facts::serve::streams::StreamLimits::new(6, 3),
     })
 }
 
@@ -275,6 +276,8 @@ impl RunningService {
         cfg.database = db_config(db_url);
         cfg.allow_anonymous_reads = true;
         cfg.log_format = scaling_facts::config::LogFormat::Text;
+        // No load balancer to drain from.
+        cfg.drain_delay_ms = 0;
         cfg.measure.kubeconfig = Some(kubeconfig);
         tweak(&mut cfg);
         let shutdown = CancellationToken::new();

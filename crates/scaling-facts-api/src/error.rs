@@ -49,6 +49,9 @@ pub enum ErrorCode {
     BodyTooLarge,
     /// 415: a JSON body without `Content-Type: application/json`.
     UnsupportedMediaType,
+    /// 429: too many event streams open, for the service or for this token; retry after
+    /// the `Retry-After` header's seconds.
+    TooManyStreams,
     /// 503: the request did not finish within the configured time; retry.
     Timeout,
     /// 503: the store did not answer; nothing was changed; retry.
@@ -62,7 +65,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code the server sends, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         Self::UnknownRelease,
         Self::NotFound,
         Self::MethodNotAllowed,
@@ -73,6 +76,7 @@ impl ErrorCode {
         Self::BadRequest,
         Self::BodyTooLarge,
         Self::UnsupportedMediaType,
+        Self::TooManyStreams,
         Self::Timeout,
         Self::StoreUnavailable,
         Self::Internal,
@@ -90,6 +94,7 @@ impl ErrorCode {
             Self::BadRequest => "bad_request",
             Self::BodyTooLarge => "body_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::TooManyStreams => "too_many_streams",
             Self::Timeout => "timeout",
             Self::StoreUnavailable => "store_unavailable",
             Self::Internal => "internal",

@@ -262,6 +262,9 @@ pub fn error(code: ErrorCode) -> ErrorBody {
         ErrorCode::BadRequest => "the request was not understood",
         ErrorCode::BodyTooLarge => "request body exceeds 65536 bytes",
         ErrorCode::UnsupportedMediaType => "request body must be application/json",
+        ErrorCode::TooManyStreams => {
+            "this token has 100 event streams open, its limit; close one or retry later"
+        }
         ErrorCode::Timeout => "the request took too long; try again",
         ErrorCode::StoreUnavailable => "the store is unavailable; try again",
         ErrorCode::Internal | ErrorCode::Unrecognized => "internal error",

@@ -1,0 +1,66 @@
+//! Keeps the store from growing forever: wakes and histogram buckets older than the
+//! measuring window plus a margin are deleted, once at start and then on a fixed interval.
+//!
+//! Nothing read from the store reaches back further than the window (a restart replays
+//! the wakes and buckets inside it), so what is older serves no reader; the margin keeps a
+//! little more for operators and for a window that is lengthened later. The wakes underway
+//! (`open_wakes`) are never pruned: a wake that began long ago may still be going on.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio_util::sync::CancellationToken;
+
+use crate::store::{Store, StoreError};
+
+/// What one pruning round deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    pub wakes: u64,
+    pub histogram_buckets: u64,
+}
+
+/// Deletes what ended more than `keep` before `now`: wakes requested before then, and
+/// hourly buckets whose whole hour lies before then.
+pub async fn prune_once(
+    store: &Store,
+    now: DateTime<Utc>,
+    keep: chrono::Duration,
+) -> Result<Pruned, StoreError> {
+    let before = now - keep;
+    Ok(Pruned {
+        wakes: store.prune_wakes(before).await?,
+        histogram_buckets: store
+            .prune_histograms(before - chrono::Duration::hours(1))
+            .await?,
+    })
+}
+
+/// Prunes every `every` until `shutdown`; a failed round is logged and tried again at the
+/// next one, since the store may just be down.
+pub async fn run(
+    store: Store,
+    keep: chrono::Duration,
+    every: Duration,
+    shutdown: CancellationToken,
+) {
+    loop {
+        match prune_once(&store, Utc::now(), keep).await {
+            Ok(p) if p != Pruned::default() => {
+                tracing::info!(
+                    wakes = p.wakes,
+                    histogram_buckets = p.histogram_buckets,
+                    "pruned old history"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %crate::telemetry::ErrorChain(&e), "pruning old history failed; trying again later");
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = shutdown.cancelled() => return,
+        }
+    }
+}
