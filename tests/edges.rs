@@ -197,3 +197,45 @@ async fn event_streams_are_capped_per_token_and_in_all() {
 async fn app_response(state: &AppState, req: Request<Body>) -> axum::response::Response {
     app(state.clone()).oneshot(req).await.unwrap()
 }
+
+#[tokio::test]
+async fn health_shows_why_only_with_a_token_and_asks_the_store_at_most_every_two_seconds() {
+    let app = test_app(false).await;
+    let health = |token: Option<String>| {
+        let state = app.state.clone();
+        async move {
+            let mut req = Request::get("/health");
+            if let Some(t) = token {
+                req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+            }
+            let (status, body) = send(&state, req.body(Body::empty()).unwrap()).await;
+            (status, serde_json::from_slice::<Value>(&body).unwrap())
+        }
+    };
+    let (status, up) = health(None).await;
+    assert_eq!(status, StatusCode::OK, "{up}");
+    // Checked a moment ago: the next calls reuse that check, even with the store gone.
+    app.db.store.close().await;
+    let (status, cached) = health(None).await;
+    assert_eq!(
+        (status, &cached["store"]["status"]),
+        (StatusCode::OK, &Value::from("up"))
+    );
+    tokio::time::sleep(scaling_facts::store::CHECK_TTL).await;
+    let (status, anonymous) = health(None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(anonymous["status"], "degraded");
+    assert_eq!(anonymous["store"]["status"], "down");
+    assert!(anonymous["store"]["error"].is_null(), "{anonymous}");
+    // A bad token is no token here: probes are never refused.
+    let (status, bad) = health(Some("nonsense".into())).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(bad["store"]["error"].is_null());
+    let (_, detailed) = health(Some(token_of("reader"))).await;
+    assert!(
+        detailed["store"]["error"]
+            .as_str()
+            .is_some_and(|e| !e.is_empty()),
+        "{detailed}"
+    );
+}

@@ -2,8 +2,6 @@
 //! document. They need no token, since probes and scrapers carry none, and reveal no
 //! release data.
 
-use std::time::Instant;
-
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -11,13 +9,13 @@ use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use scaling_facts_api::{
     Alive, AliveStatus, HealthReport, HealthStatus, ReadyReport, StoreCheck, StoreStatus,
-    WatchCheck, examples,
+    WarmupOutcome, WatchCheck, examples,
 };
 
 use super::AppState;
+use super::auth::Caller;
+use super::error::ApiError;
 use super::openapi::OpsErrors;
-use crate::store::PING_TIMEOUT;
-use crate::telemetry::ErrorChain;
 
 /// Liveness only: the process answers HTTP.
 #[utoipa::path(get, path = "/alive", tag = "operations", operation_id = "getAlive",
@@ -59,28 +57,27 @@ pub async fn ready(State(state): State<AppState>) -> Response {
 #[derive(Debug, Clone, Copy)]
 pub struct NotAnError;
 
-/// Every check with detail; 200 when all is well, 503 otherwise.
+/// Every check; 200 when all is well, 503 otherwise. The reasons behind a failed check
+/// (a database's own error text, a warm-up task's failure) are shown only to callers with a
+/// valid token: anonymous probes learn what is down, not why. The store is asked at most
+/// once per `CHECK_TTL`, however often this is called.
 #[utoipa::path(get, path = "/health", tag = "operations", operation_id = "getHealth",
     responses(
         (status = 200, description = "All checks pass", body = HealthReport, example = examples::health),
         (status = 503, description = "Starting, stopping, or a dependency is down", body = HealthReport, example = examples::degraded),
     ))]
-pub async fn health(State(state): State<AppState>) -> Response {
-    let started = Instant::now();
-    let store_error = match tokio::time::timeout(PING_TIMEOUT, state.store.ping()).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(ErrorChain(&e).to_string()),
-        Err(_) => Some(format!("no answer within {} ms", PING_TIMEOUT.as_millis())),
-    };
+pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiError>) -> Response {
+    let detailed = matches!(caller, Ok(Caller::Token { .. }));
+    let checked = state.store.check().await;
     let store = StoreCheck {
-        status: if store_error.is_none() {
+        status: if checked.error.is_none() {
             StoreStatus::Up
         } else {
             StoreStatus::Down
         },
         backend: format!("{:?}", state.store.backend()).to_lowercase(),
-        latency_ms: started.elapsed().as_millis() as u64,
-        error: store_error,
+        latency_ms: checked.latency.as_millis() as u64,
+        error: checked.error.filter(|_| detailed),
     };
     let watch = state.book.watch();
     let watch = WatchCheck {
@@ -93,7 +90,7 @@ pub async fn health(State(state): State<AppState>) -> Response {
         HealthStatus::Stopping
     } else if !state.readiness.is_open() {
         HealthStatus::Starting
-    } else if store.error.is_some() {
+    } else if store.status == StoreStatus::Down {
         HealthStatus::Degraded
     } else {
         HealthStatus::Ok
@@ -109,7 +106,17 @@ pub async fn health(State(state): State<AppState>) -> Response {
         releases: state.book.len(),
         store,
         watch,
-        warmup: state.readiness.reports(),
+        warmup: state
+            .readiness
+            .reports()
+            .into_iter()
+            .map(|mut r| {
+                if !detailed && let WarmupOutcome::Failed(why) = &mut r.outcome {
+                    *why = "failed; the reason is shown with a token".into();
+                }
+                r
+            })
+            .collect(),
     };
     let mut response = (code, Json(body)).into_response();
     response.extensions_mut().insert(NotAnError);

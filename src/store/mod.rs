@@ -18,7 +18,8 @@ pub mod open;
 pub mod releases;
 pub mod wakes;
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::Migrator;
@@ -82,6 +83,21 @@ impl Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// The last [`Store::check`], shared by every clone.
+    checked: Arc<tokio::sync::Mutex<Option<Checked>>>,
+}
+
+/// How long one health check of the store is reused: `/health` may be called as often as
+/// anyone likes, and the database is asked at most this often.
+pub const CHECK_TTL: Duration = Duration::from_secs(2);
+
+/// The outcome of a health check of the store.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub at: Instant,
+    pub latency: Duration,
+    /// Why the store did not answer; None when it did.
+    pub error: Option<String>,
 }
 
 impl Store {
@@ -95,7 +111,11 @@ impl Store {
             .acquire_timeout(config.acquire_timeout())
             .connect_lazy(&config.database_url)
             .map_err(StoreError::Connect)?;
-        Ok(Self { pool, backend })
+        Ok(Self {
+            pool,
+            backend,
+            checked: Arc::default(),
+        })
     }
 
     /// Connects now and fails if the database cannot be reached.
@@ -125,6 +145,28 @@ impl Store {
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.pool.execute("SELECT 1").await?;
         Ok(())
+    }
+
+    /// A health check, reused for [`CHECK_TTL`]: concurrent callers wait for the one check
+    /// under way rather than starting their own.
+    pub async fn check(&self) -> Checked {
+        let mut last = self.checked.lock().await;
+        if let Some(c) = last.as_ref().filter(|c| c.at.elapsed() < CHECK_TTL) {
+            return c.clone();
+        }
+        let started = Instant::now();
+        let error = match tokio::time::timeout(PING_TIMEOUT, self.ping()).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(crate::telemetry::ErrorChain(&e).to_string()),
+            Err(_) => Some(format!("no answer within {} ms", PING_TIMEOUT.as_millis())),
+        };
+        let checked = Checked {
+            at: Instant::now(),
+            latency: started.elapsed(),
+            error,
+        };
+        *last = Some(checked.clone());
+        checked
     }
 
     /// Closes every connection; queries after this fail.

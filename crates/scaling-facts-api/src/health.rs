@@ -72,6 +72,7 @@ pub struct StoreCheck {
     /// `sqlite` or `postgres`.
     pub backend: String,
     pub latency_ms: u64,
+    /// Why the store did not answer; shown only to callers with a valid token.
     pub error: Option<String>,
 }
 
