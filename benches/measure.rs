@@ -178,6 +178,7 @@ fn tracker_with(n: usize) -> Tracker {
                 name: id.service.clone(),
                 uid: id.service_uid.clone(),
                 release: format!("{}.{}", id.service, id.namespace),
+                created: None,
                 traffic: vec![(id.name.clone(), 100)],
             }),
             Stamp::now(Via::Listed),

@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use crate::measure::facts::{ReleaseFacts, WatchView};
-use scaling_facts_api::ColdStarts;
+use scaling_facts_api::{ColdStarts, RefusedClaim};
 
 const CHANGE_CHANNEL_CAPACITY: usize = 1_024;
 
@@ -52,6 +52,8 @@ pub struct FactsBook {
     /// Milliseconds since the epoch; `i64::MIN` until something was heard.
     watch_last_heard_ms: AtomicI64,
     stale_after: Duration,
+    /// Services refused the release key they claim, as the tracker last said.
+    refused: RwLock<Arc<Vec<RefusedClaim>>>,
 }
 
 impl FactsBook {
@@ -64,7 +66,19 @@ impl FactsBook {
             watch_connected: AtomicBool::new(false),
             watch_last_heard_ms: AtomicI64::new(i64::MIN),
             stale_after,
+            refused: RwLock::default(),
         }
+    }
+
+    pub fn set_refused(&self, refused: Vec<RefusedClaim>) {
+        *self.refused.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(refused);
+    }
+
+    pub fn refused(&self) -> Arc<Vec<RefusedClaim>> {
+        self.refused
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Replaces a release's facts and broadcasts them. Whether they changed is decided

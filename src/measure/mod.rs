@@ -6,6 +6,7 @@
 //! - [`knobs`]: a revision's effective settings from annotations, ConfigMaps and defaults.
 //! - [`observe`]: what the watcher reports, as plain snapshots with their versions and
 //!   arrival stamps, and the typed keys of services and revisions;
+//! - [`owners`]: which Service owns a release key that several claim;
 //! - [`machine`]: the per-revision wake state machine, deciding from evidence each object
 //!   orders by itself; [`machine::dating`] is the one place that dates a change;
 //! - [`stats`]: per-revision windows, histograms and reports;
@@ -18,6 +19,7 @@ pub mod histogram;
 pub mod knobs;
 pub mod machine;
 pub mod observe;
+pub mod owners;
 pub mod stats;
 pub mod tracker;
 pub mod wake;

@@ -199,6 +199,8 @@ pub struct ServiceSnap {
     pub uid: String,
     /// The release key: the release-UID label's value, else `<name>.<namespace>`.
     pub release: String,
+    /// When the Service was created: who came first owns a release key two claim.
+    pub created: Option<DateTime<Utc>>,
     /// `status.traffic` entries with percent > 0.
     pub traffic: Vec<(String, u32)>,
 }

@@ -13,6 +13,7 @@ use super::histogram::LatencyHistogram;
 use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionName, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
+use super::owners::{Owners, Refused};
 use super::stats::{HistogramUpdate, RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake};
 use scaling_facts_api::WakeRecord;
@@ -82,6 +83,9 @@ pub struct Tracker {
     /// Revision UIDs of each service, so a release's revisions are found without a scan.
     by_service: HashMap<ServiceKey, Vec<String>>,
     services: HashMap<ServiceKey, ServiceSnap>,
+    owners: Owners,
+    /// The refused claims changed since the last `changed`.
+    owners_changed: bool,
     /// Releases whose facts may have changed since the last `changed_facts`.
     dirty: BTreeSet<ServiceKey>,
     /// Releases whose cold-start report must be rebuilt.
@@ -102,6 +106,8 @@ pub struct Changes {
     pub facts: Vec<ReleaseFacts>,
     pub reports: Vec<ColdStarts>,
     pub removed: Vec<String>,
+    /// Every refused claim on a release key, when they changed.
+    pub refused: Option<Vec<Refused>>,
 }
 
 impl Tracker {
@@ -160,15 +166,40 @@ impl Tracker {
         let uid = match obs {
             Observation::Service(s) => {
                 let key = ServiceKey::new(&s.namespace, &s.name);
-                self.dirty.insert(key.clone());
-                self.dirty_reports.insert(key.clone());
+                let before = self.services.get(&key).map(|p| p.release.clone());
+                let changed = self.owners.claim(&key, &s.release, s.created);
+                self.owners_changed |= changed.len() > 1 || before.as_ref() != Some(&s.release);
+                for k in changed {
+                    self.dirty.insert(k.clone());
+                    self.dirty_reports.insert(k);
+                }
+                // A relabelled Service leaves its old key; gone, unless another claims it.
+                if let Some(old) = before.filter(|old| *old != s.release)
+                    && self.owners.owner(&old).is_none()
+                {
+                    self.last_facts.remove(&old);
+                    self.removed.push(old);
+                }
                 self.services.insert(key, s);
                 return out;
             }
             Observation::ServiceGone { namespace, name } => {
-                if let Some(s) = self.services.remove(&ServiceKey { namespace, name }) {
-                    self.last_facts.remove(&s.release);
-                    self.removed.push(s.release);
+                let key = ServiceKey { namespace, name };
+                if self.services.remove(&key).is_some() {
+                    self.owners_changed = true;
+                    match self.owners.remove(&key) {
+                        // The next claimant speaks for the release now.
+                        Some((_, Some(next))) => {
+                            self.dirty.insert(next.clone());
+                            self.dirty_reports.insert(next);
+                        }
+                        Some((release, None)) => {
+                            self.last_facts.remove(&release);
+                            self.removed.push(release);
+                        }
+                        // A refused claimant: nothing was served under its claim.
+                        None => {}
+                    }
                 }
                 return out;
             }
@@ -374,11 +405,19 @@ impl Tracker {
         out
     }
 
+    /// The release a revision's wakes are recorded under: its Service's key when the
+    /// Service owns it, else the Service's own `<name>.<namespace>`.
     fn release_of(&self, rev: &Rev) -> String {
-        self.services.get(&rev.service_key()).map_or_else(
-            || rev.service_key().default_release(),
-            |s| s.release.clone(),
-        )
+        let key = rev.service_key();
+        match self.services.get(&key) {
+            Some(s) if self.owners.owns(&key) => s.release.clone(),
+            _ => key.default_release(),
+        }
+    }
+
+    /// Every refused claim on a release key.
+    pub fn refused(&self) -> Vec<Refused> {
+        self.owners.refused()
     }
 
     /// Facts of releases that changed since the last call, cold-start reports to replace,
@@ -402,6 +441,7 @@ impl Tracker {
             facts,
             reports,
             removed: std::mem::take(&mut self.removed),
+            refused: std::mem::take(&mut self.owners_changed).then(|| self.owners.refused()),
         }
     }
 
@@ -429,6 +469,9 @@ impl Tracker {
     }
 
     fn facts_of(&self, key: &ServiceKey, now: DateTime<Utc>) -> Option<ReleaseFacts> {
+        if !self.owners.owns(key) {
+            return None;
+        }
         let svc = self.services.get(key)?;
         let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
         let active = self.active_of(key);
@@ -521,6 +564,9 @@ impl Tracker {
     }
 
     fn report_of(&self, key: &ServiceKey) -> Option<ColdStarts> {
+        if !self.owners.owns(key) {
+            return None;
+        }
         let svc = self.services.get(key)?;
         let active: BTreeSet<String> = self.active_of(key).into_iter().map(|(n, _)| n).collect();
         let mut revisions: Vec<_> = self

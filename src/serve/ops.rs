@@ -104,6 +104,7 @@ pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiErr
         status,
         ready,
         releases: state.book.len(),
+        refused_claims: state.book.refused().len(),
         store,
         watch,
         warmup: state

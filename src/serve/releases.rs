@@ -178,5 +178,8 @@ pub async fn list(
             phase: e.facts.presence.phase,
         })
         .collect();
-    Ok(Json(ReleaseList { releases }))
+    Ok(Json(ReleaseList {
+        releases,
+        refused_claims: state.book.refused().to_vec(),
+    }))
 }

@@ -21,7 +21,7 @@ use crate::store::Store;
 use crate::telemetry::ErrorChain;
 use crate::telemetry::metrics::{KindLabels, Metrics, ServiceLabels, WakeLabels};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
-use scaling_facts_api::{Outcome, WakeRecord};
+use scaling_facts_api::{Outcome, RefusedClaim, WakeRecord};
 
 /// A kind whose last error is older than this, with no success since, counts as
 /// recovered: a watch that resumed in a quiet cluster reports nothing.
@@ -232,6 +232,30 @@ impl Engine {
         }
         for release in changes.removed {
             self.book.remove(&release);
+        }
+        if let Some(refused) = changes.refused {
+            for r in &refused {
+                tracing::warn!(
+                    release = %r.release, claimant = %format!("{}/{}", r.claimant.namespace, r.claimant.name),
+                    owner = %format!("{}/{}", r.owner.namespace, r.owner.name),
+                    "a Service claims a release key another owns; refused (fix its release-UID label)"
+                );
+            }
+            self.metrics
+                .release_claims_refused
+                .set(refused.len() as i64);
+            self.book.set_refused(
+                refused
+                    .into_iter()
+                    .map(|r| RefusedClaim {
+                        release: r.release,
+                        namespace: r.claimant.namespace,
+                        service: r.claimant.name,
+                        owner_namespace: r.owner.namespace,
+                        owner_service: r.owner.name,
+                    })
+                    .collect(),
+            );
         }
     }
 

@@ -59,6 +59,7 @@ pub struct Metrics {
     pub releases_known: Gauge,
     pub sse_streams: Gauge,
     pub sse_refused: Counter,
+    pub release_claims_refused: Gauge,
     pub wakes: Family<WakeLabels, Counter>,
     pub wake_duration: Family<ServiceLabels, Histogram>,
     pub watch_errors: Family<KindLabels, Counter>,
@@ -103,6 +104,12 @@ impl Metrics {
             "Event streams refused with 429: the service's or the token's cap was reached",
             sse_refused.clone(),
         );
+        let release_claims_refused = Gauge::default();
+        registry.register(
+            "release_claims_refused",
+            "Services refused the release key they claim, because another owns it",
+            release_claims_refused.clone(),
+        );
         let wakes = Family::<WakeLabels, Counter>::default();
         registry.register(
             "wakes",
@@ -141,6 +148,7 @@ impl Metrics {
             releases_known,
             sse_streams,
             sse_refused,
+            release_claims_refused,
         }
     }
 

@@ -74,6 +74,7 @@ pub fn service(s: &types::KnativeService, release_label: &str) -> ServiceSnap {
             .filter(|(_, p)| *p > 0)
             .collect(),
         uid: s.metadata.uid.clone().unwrap_or_default(),
+        created: s.metadata.creation_timestamp.as_ref().map(time),
         namespace: ns,
         name: n,
         release,

@@ -179,6 +179,7 @@ impl World {
             name: SERVICE.into(),
             uid: "svc-uid".into(),
             release: format!("{SERVICE}.{NAMESPACE}"),
+            created: None,
             traffic,
         };
         let gone = Observation::ServiceGone {

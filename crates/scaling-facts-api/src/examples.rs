@@ -171,6 +171,13 @@ pub fn release_list() -> ReleaseList {
             state: RuntimeState::Idle,
             phase: Phase::Idle,
         }],
+        refused_claims: vec![RefusedClaim {
+            release: "steady.demo".into(),
+            namespace: "sandbox".into(),
+            service: "steady-copy".into(),
+            owner_namespace: "demo".into(),
+            owner_service: "steady".into(),
+        }],
     }
 }
 
@@ -229,6 +236,7 @@ pub fn health() -> HealthReport {
             stale: false,
         },
         warmup: warmup(),
+        refused_claims: 0,
     }
 }
 

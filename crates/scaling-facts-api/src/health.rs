@@ -93,4 +93,7 @@ pub struct HealthReport {
     pub store: StoreCheck,
     pub watch: WatchCheck,
     pub warmup: Vec<WarmupReport>,
+    /// Services refused the release key they claim (see `GET /v1/releases`).
+    #[serde(default)]
+    pub refused_claims: usize,
 }

@@ -43,7 +43,7 @@ pub use health::{
     Alive, AliveStatus, HealthReport, HealthStatus, ReadyReport, StoreCheck, StoreStatus,
     WarmupOutcome, WarmupReport, WatchCheck,
 };
-pub use releases::{ReleaseList, ReleaseSummary};
+pub use releases::{RefusedClaim, ReleaseList, ReleaseSummary};
 pub use runtime::{
     ActiveRevision, Failure, Phase, Runtime, RuntimePresence, RuntimeState, WakeProgress,
 };
