@@ -114,6 +114,15 @@ pub struct ServeConfig {
     )]
     pub request_timeout_ms: u64,
 
+    /// A connection must send a request's headers within this, counted from when it starts
+    /// waiting for them; silent, idle and trickling connections are closed after it.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_HEADER_READ_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub header_read_timeout_ms: u64,
+
     /// Largest accepted request body; larger bodies get 413.
     #[arg(long, env = "SCALING_FACTS_MAX_BODY_BYTES", default_value_t = 65_536)]
     pub max_body_bytes: usize,
@@ -176,6 +185,10 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.header_read_timeout_ms.max(1))
+    }
+
     pub fn drain_delay(&self) -> Duration {
         Duration::from_millis(self.drain_delay_ms)
     }

@@ -18,6 +18,7 @@ fn config(db_url: &str, tokens: &std::path::Path) -> ServeConfig {
         allow_anonymous_reads: false,
         request_timeout_ms: 5_000,
         max_body_bytes: 65_536,
+        header_read_timeout_ms: 10_000,
         drain_delay_ms: 300,
         shutdown_grace_ms: 2_000,
         warmup_ceiling_ms: 10_000,
@@ -195,4 +196,84 @@ async fn readiness_closes_before_the_listener() {
         status("/alive").await.is_err(),
         "the listener is closed after the drain"
     );
+}
+
+/// Connections that send no request, or trickle one a byte at a time, are closed after the
+/// header-read timeout, and do not hold shutdown up.
+#[tokio::test]
+async fn silent_and_trickling_connections_are_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(&tokens, "").unwrap();
+    let url = format!("sqlite://{}/sf.db?mode=rwc", dir.path().display());
+    let mut cfg = config(&url, &tokens);
+    cfg.header_read_timeout_ms = 1_000;
+    cfg.drain_delay_ms = 0;
+    let shutdown = CancellationToken::new();
+    let service = Service::build(&cfg, shutdown.clone()).await.unwrap();
+    let addr = service.listener.local_addr().unwrap();
+    let running = tokio::spawn(async move { service.run(&cfg).await });
+
+    // Closed: the read sees the end (or a reset) well before the 10 s bound.
+    async fn closed_within(mut s: tokio::net::TcpStream, bound: Duration) -> Duration {
+        let started = std::time::Instant::now();
+        let mut buf = [0u8; 256];
+        let read = tokio::time::timeout(bound, async {
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(read.is_ok(), "still open after {bound:?}");
+        started.elapsed()
+    }
+    let silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let took = closed_within(silent, Duration::from_secs(5)).await;
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed too soon: {took:?}"
+    );
+
+    let mut trickle = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let writer = tokio::spawn(async move {
+        for b in b"GET /alive HTTP/1.1\r\nHost: x\r\n" {
+            if trickle.write_all(&[*b]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        trickle
+    });
+    let started = std::time::Instant::now();
+    let trickle = tokio::time::timeout(Duration::from_secs(15), writer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a byte every 300 ms kept the connection open for {:?}",
+        started.elapsed()
+    );
+    drop(trickle);
+
+    // A connection that is quiet mid-headers does not hold shutdown.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /alive HTTP/1.1\r\n").await.unwrap();
+    let stopped = std::time::Instant::now();
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("stopped in time")
+        .unwrap()
+        .unwrap();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        stopped.elapsed()
+    );
+    drop(slow);
 }

@@ -28,8 +28,11 @@ use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
-use axum::serve::ListenerExt;
 use axum::{Extension, Router, middleware};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
@@ -121,41 +124,79 @@ async fn no_route(req: Request) -> ApiError {
     }
 }
 
-/// Serves the API on `listener` until `shutdown` is cancelled; keeps accepting for `drain`
-/// more (readiness already answers 503, so load balancers take the replica out before its
-/// connections are refused), then gives open connections `grace` to finish before
-/// returning anyway.
+/// How long connections are given to read a request's headers, and how long a connection
+/// may sit idle (before its first request, or between requests) before it is closed.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// After `shutdown`, the listener keeps accepting this long (readiness already answers
+    /// 503, so load balancers take the replica out before its connections are refused).
+    pub drain: Duration,
+    /// Then open connections get this long to finish.
+    pub grace: Duration,
+    /// A request's headers must arrive within this, counted from when the connection
+    /// starts waiting for them: a silent connection, an idle keep-alive one and one that
+    /// trickles a byte at a time are all closed after it.
+    pub header_read: Duration,
+}
+
+/// Serves the API on `listener` until `shutdown` is cancelled and the drain delay has
+/// passed, then gives open connections the grace to finish before returning anyway.
+///
+/// The accept loop is written out, rather than `axum::serve`, to give hyper a timer: its
+/// header-read timeout needs one, and without it a connection that never sends a request
+/// is held forever. HTTP/1.1 only, which is what callers of this API speak.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: CancellationToken,
-    drain: Duration,
-    grace: Duration,
+    timeouts: Timeouts,
 ) -> std::io::Result<()> {
     let router = app(state);
-    let stop = shutdown.clone();
-    // Each event of a stream is one small write: with Nagle's algorithm it would wait for
-    // the ACK of the one before, which the peer may delay by tens of milliseconds.
-    let listener = listener.tap_io(|tcp| {
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(timeouts.header_read)
+        .keep_alive(true);
+    let graceful = GracefulShutdown::new();
+    let drained = async {
+        shutdown.cancelled().await;
+        tracing::info!(
+            drain_ms = timeouts.drain.as_millis() as u64,
+            "readiness closed; draining before the listener closes"
+        );
+        tokio::time::sleep(timeouts.drain).await;
+    };
+    tokio::pin!(drained);
+    loop {
+        let (tcp, _peer) = tokio::select! {
+            () = &mut drained => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors, most likely: wait a little rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        // Each event of a stream is one small write: with Nagle's algorithm it would wait
+        // for the ACK of the one before, which the peer may delay by tens of milliseconds.
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!(error = %e, "cannot set TCP_NODELAY");
         }
-    });
-    let server = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            stop.cancelled().await;
-            tracing::info!(
-                drain_ms = drain.as_millis() as u64,
-                "readiness closed; draining before the listener closes"
-            );
-            tokio::time::sleep(drain).await;
-        })
-        .into_future();
-    tokio::pin!(server);
+        let service = TowerToHyperService::new(router.clone());
+        let conn = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
     tokio::select! {
-        done = &mut server => done,
-        () = async { shutdown.cancelled().await; tokio::time::sleep(drain + grace).await } => {
-            tracing::warn!(grace_ms = grace.as_millis() as u64, "connections still open after the shutdown grace; exiting anyway");
+        () = graceful.shutdown() => Ok(()),
+        () = tokio::time::sleep(timeouts.grace) => {
+            tracing::warn!(grace_ms = timeouts.grace.as_millis() as u64, "connections still open after the shutdown grace; exiting anyway");
             Ok(())
         }
     }

@@ -136,8 +136,11 @@ impl Service {
             self.listener,
             state.clone(),
             shutdown.clone(),
-            config.drain_delay(),
-            config.shutdown_grace(),
+            serve::Timeouts {
+                drain: config.drain_delay(),
+                grace: config.shutdown_grace(),
+                header_read: config.header_read_timeout(),
+            },
         )
         .await;
         warmup.abort();
