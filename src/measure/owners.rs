@@ -39,6 +39,9 @@ pub struct Owners {
     by_release: HashMap<String, Vec<Claim>>,
     /// The release each Service claims.
     by_service: HashMap<ServiceKey, String>,
+    /// The refused claims changed since [`Owners::take_changed`]: only a release claimed
+    /// twice, before or after a change, has any, so only touching one of those sets it.
+    changed: bool,
 }
 
 impl Owners {
@@ -60,6 +63,7 @@ impl Owners {
         };
         let at = claims.binary_search(&claim).unwrap_or_else(|i| i);
         claims.insert(at, claim);
+        self.changed |= claims.len() > 1;
         let after = claims.first().map(|c| c.key.clone());
         if before != after {
             changed.extend(before);
@@ -90,6 +94,7 @@ impl Owners {
             return Vec::new();
         };
         let owned = claims.first().is_some_and(|c| &c.key == key);
+        self.changed |= claims.len() > 1;
         claims.retain(|c| &c.key != key);
         let next = claims.first().map(|c| c.key.clone());
         if claims.is_empty() {
@@ -100,6 +105,11 @@ impl Owners {
         } else {
             Vec::new()
         }
+    }
+
+    /// Whether [`Owners::refused`] changed since the last call.
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
 
     pub fn owner(&self, release: &str) -> Option<&ServiceKey> {
@@ -153,11 +163,16 @@ mod tests {
         let changed = o.claim(&intruder, "rel-1", at(50));
         assert_eq!(changed, vec![intruder.clone()]);
         assert!(o.owns(&shop) && !o.owns(&intruder));
+        assert!(o.take_changed());
         assert_eq!(o.refused().len(), 1);
         // Its deletion changes nothing for the owner.
         assert_eq!(o.remove(&intruder), None);
         assert!(o.owns(&shop));
+        assert!(o.take_changed());
         assert!(o.refused().is_empty());
+        // A key claimed once changes no refusal: nothing to recompute.
+        o.claim(&ServiceKey::new("prod", "cart"), "rel-2", at(0));
+        assert!(!o.take_changed());
         // Back again; then the owner goes, and the claimant takes the key.
         o.claim(&intruder, "rel-1", at(50));
         assert_eq!(

@@ -84,8 +84,6 @@ pub struct Tracker {
     by_service: HashMap<ServiceKey, Vec<String>>,
     services: HashMap<ServiceKey, ServiceSnap>,
     owners: Owners,
-    /// The refused claims changed since the last `changed`.
-    owners_changed: bool,
     /// Releases whose facts may have changed since the last `changed_facts`.
     dirty: BTreeSet<ServiceKey>,
     /// Releases whose cold-start report must be rebuilt.
@@ -167,9 +165,7 @@ impl Tracker {
             Observation::Service(s) => {
                 let key = ServiceKey::new(&s.namespace, &s.name);
                 let before = self.services.get(&key).map(|p| p.release.clone());
-                let changed = self.owners.claim(&key, &s.release, s.created);
-                self.owners_changed |= changed.len() > 1 || before.as_ref() != Some(&s.release);
-                for k in changed {
+                for k in self.owners.claim(&key, &s.release, s.created) {
                     self.dirty.insert(k.clone());
                     self.dirty_reports.insert(k);
                 }
@@ -186,7 +182,6 @@ impl Tracker {
             Observation::ServiceGone { namespace, name } => {
                 let key = ServiceKey { namespace, name };
                 if self.services.remove(&key).is_some() {
-                    self.owners_changed = true;
                     match self.owners.remove(&key) {
                         // The next claimant speaks for the release now.
                         Some((_, Some(next))) => {
@@ -441,7 +436,7 @@ impl Tracker {
             facts,
             reports,
             removed: std::mem::take(&mut self.removed),
-            refused: std::mem::take(&mut self.owners_changed).then(|| self.owners.refused()),
+            refused: self.owners.take_changed().then(|| self.owners.refused()),
         }
     }
 

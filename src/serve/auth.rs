@@ -182,6 +182,14 @@ impl Caller {
         }
     }
 
+    /// The token's name; None when anonymous.
+    pub fn token_name(&self) -> Option<&str> {
+        match self {
+            Self::Anonymous => None,
+            Self::Token { name, .. } => Some(name),
+        }
+    }
+
     pub fn require_read(&self, state: &AppState) -> Result<(), ApiError> {
         match self {
             Self::Anonymous if state.allow_anonymous_reads => Ok(()),

@@ -53,30 +53,35 @@ fn change_event(book: &FactsBook, change: &Change) -> Event {
 }
 
 /// Counts an open stream, and holds its place under the caps, for as long as it lives.
-struct StreamGuard(Arc<Metrics>, #[allow(dead_code)] StreamPermit);
+struct StreamGuard {
+    metrics: Arc<Metrics>,
+    _permit: StreamPermit,
+}
 
 impl StreamGuard {
     fn new(metrics: Arc<Metrics>, permit: StreamPermit) -> Self {
         metrics.sse_streams.inc();
-        Self(metrics, permit)
+        Self {
+            metrics,
+            _permit: permit,
+        }
     }
 }
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
-        self.0.sse_streams.dec();
+        self.metrics.sse_streams.dec();
     }
 }
 
 /// A place under the caps for `caller`'s new stream.
 fn permit(state: &AppState, caller: &Caller) -> Result<StreamPermit, ApiError> {
-    let token = match caller {
-        Caller::Anonymous => None,
-        Caller::Token { name, .. } => Some(name.as_str()),
-    };
-    state.streams.try_open(token).inspect_err(|_| {
-        state.metrics.sse_refused.inc();
-    })
+    state
+        .streams
+        .try_open(caller.token_name())
+        .inspect_err(|_| {
+            state.metrics.sse_refused.inc();
+        })
 }
 
 fn finish(
