@@ -47,30 +47,6 @@ impl Modify for BearerAuth {
     }
 }
 
-/// What each code means, for the response descriptions.
-fn meaning(code: ErrorCode) -> &'static str {
-    match code {
-        ErrorCode::UnknownRelease => "no release has this key",
-        ErrorCode::NotFound => "no such route",
-        ErrorCode::MethodNotAllowed => "wrong method for the route",
-        ErrorCode::Unauthenticated => "no token, or an invalid one",
-        ErrorCode::Forbidden => "the token lacks `write` or `write:<release>`",
-        ErrorCode::InvalidField => "a field is out of range; the message names it",
-        ErrorCode::InvalidJson => "the body is not JSON of the expected shape",
-        ErrorCode::BadRequest => {
-            "the request cannot be read (for example a path segment that is not UTF-8)"
-        }
-        ErrorCode::BodyTooLarge => "the body exceeds the configured limit",
-        ErrorCode::UnsupportedMediaType => "the body is not sent as `application/json`",
-        ErrorCode::TooManyStreams => {
-            "too many event streams open for the service or this token; retry after `Retry-After` seconds"
-        }
-        ErrorCode::Timeout => "no answer within the request timeout; retry",
-        ErrorCode::StoreUnavailable => "the store did not answer; nothing was changed; retry",
-        _ => "a fault of the service",
-    }
-}
-
 /// The error responses for `codes`, one per status, each with an example per code.
 pub fn error_responses(codes: &[ErrorCode]) -> BTreeMap<String, RefOr<Response>> {
     let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
@@ -85,7 +61,7 @@ pub fn error_responses(codes: &[ErrorCode]) -> BTreeMap<String, RefOr<Response>>
         .map(|(status, codes)| {
             let description = codes
                 .iter()
-                .map(|c| format!("`{c}`: {}", meaning(*c)))
+                .map(|c| format!("`{c}`: {}", c.meaning()))
                 .collect::<Vec<_>>()
                 .join("; ");
             let example = |c: ErrorCode| serde_json::to_value(examples::error(c)).ok();

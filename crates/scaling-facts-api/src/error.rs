@@ -103,6 +103,32 @@ impl ErrorCode {
     }
 }
 
+impl ErrorCode {
+    /// What the code means, in a few words: the OpenAPI document's response descriptions.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::UnknownRelease => "no release has this key",
+            Self::NotFound => "no such route",
+            Self::MethodNotAllowed => "wrong method for the route",
+            Self::Unauthenticated => "no token, or an invalid one",
+            Self::Forbidden => "the token lacks `write` or `write:<release>`",
+            Self::InvalidField => "a field is out of range; the message names it",
+            Self::InvalidJson => "the body is not JSON of the expected shape",
+            Self::BadRequest => {
+                "the request cannot be read (for example a path segment that is not UTF-8)"
+            }
+            Self::BodyTooLarge => "the body exceeds the configured limit",
+            Self::UnsupportedMediaType => "the body is not sent as `application/json`",
+            Self::TooManyStreams => {
+                "too many event streams open for the service or this token; retry after `Retry-After` seconds"
+            }
+            Self::Timeout => "no answer within the request timeout; retry",
+            Self::StoreUnavailable => "the store did not answer; nothing was changed; retry",
+            Self::Internal | Self::Unrecognized => "a fault of the service",
+        }
+    }
+}
+
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
