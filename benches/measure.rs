@@ -316,24 +316,19 @@ fn initial_sync() {
         let mut rounds = Vec::new();
         for _ in 0..3 {
             let (synced, mut synced_rx) = tokio::sync::watch::channel(false);
-            let (restored, _) = tokio::sync::watch::channel(false);
-            let (_migrated_tx, migrated) = tokio::sync::watch::channel(true);
-            let store = scaling_facts::store::Store::connect(&scaling_facts::config::DatabaseConfig {
-                database_url: format!("sqlite://{}/b-{}.db?mode=rwc", dir.path().display(), rounds.len()),
-                database_max_connections: 2,
-                database_acquire_timeout_ms: 2_000,
-            })
-            .await
-            .unwrap();
-            store.migrate().await.unwrap();
+            let (releases_listed, _) = tokio::sync::watch::channel(false);
+            let metrics = std::sync::Arc::new(scaling_facts::telemetry::metrics::Metrics::new());
+            let components = std::sync::Arc::<scaling_facts::telemetry::components::Components>::default();
+            let (spool, _) = scaling_facts::service::spool::Spool::open(&dir.path().join(format!("b-{}.spool", rounds.len()))).unwrap();
+            let outbox = scaling_facts::service::writer::Outbox::new(Some(spool), 0, components.clone(), metrics.clone());
             let book = std::sync::Arc::new(scaling_facts::book::FactsBook::new(Duration::from_secs(90)));
             let engine = scaling_facts::service::engine::Engine {
                 book: book.clone(),
-                store,
-                metrics: std::sync::Arc::new(scaling_facts::telemetry::metrics::Metrics::new()),
+                metrics,
+                components,
+                outbox,
                 synced,
-                restored,
-                migrated,
+                releases_listed,
             };
             let stop = tokio_util::sync::CancellationToken::new();
             let settings = scaling_facts::service::engine::EngineSettings {
@@ -344,9 +339,12 @@ fn initial_sync() {
                     knative_namespace: "knative-serving".into(),
                 },
                 kubeconfig: Some(kubeconfig.clone()),
+                history_wait: Duration::from_secs(30),
             };
+            // An empty store's history, there at once.
+            let history = async { Some(scaling_facts::service::history::History::default()) };
             let start = Instant::now();
-            let handle = tokio::spawn(engine.run(settings, stop.clone()));
+            let handle = tokio::spawn(engine.run(settings, history, stop.clone()));
             synced_rx.wait_for(|s| *s).await.unwrap();
             let took = start.elapsed();
             // The facts of every release are in the book once the sync is processed.

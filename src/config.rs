@@ -176,6 +176,13 @@ pub struct ServeConfig {
     )]
     pub max_streams_per_token: usize,
 
+    /// The spool: a local append-only file where every measured write is synced before it
+    /// goes to the store, and stays until the store has it (replayed at start). Default:
+    /// beside the SQLite file (`<database file>.spool`), else `scaling-facts.spool` in the
+    /// working directory. Give each replica its own; it is locked while in use.
+    #[arg(long, env = "SCALING_FACTS_SPOOL_PATH")]
+    pub spool_path: Option<PathBuf>,
+
     /// Log format: `json` (production) or `text` (a terminal).
     #[arg(long, env = "SCALING_FACTS_LOG_FORMAT", default_value = "json")]
     pub log_format: LogFormat,
@@ -185,6 +192,23 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    /// The spool's path: as given, else derived from the database URL.
+    pub fn spool_path(&self) -> PathBuf {
+        if let Some(p) = &self.spool_path {
+            return p.clone();
+        }
+        let url = &self.database.database_url;
+        let file = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .map(|rest| rest.split('?').next().unwrap_or_default())
+            .filter(|f| !f.is_empty() && *f != ":memory:");
+        match file {
+            Some(f) => PathBuf::from(format!("{f}.spool")),
+            None => PathBuf::from("scaling-facts.spool"),
+        }
+    }
+
     pub fn header_read_timeout(&self) -> Duration {
         Duration::from_millis(self.header_read_timeout_ms.max(1))
     }

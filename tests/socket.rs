@@ -27,6 +27,7 @@ fn config(db_url: &str, tokens: &std::path::Path) -> ServeConfig {
         max_streams: 1_000,
         max_streams_per_token: 100,
         log_format: LogFormat::Text,
+        spool_path: None,
         measure: scaling_facts::config::MeasureConfig {
             watch_kubernetes: false,
             ..common::serve_defaults().measure

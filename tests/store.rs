@@ -3,7 +3,6 @@
 mod common;
 
 use common::t;
-use scaling_facts::measure::histogram::LatencyHistogram;
 use scaling_facts::store::Store;
 use scaling_facts::store::config::DesiredConfig;
 use scaling_facts::store::releases::{ReleaseRow, RevisionRow};
@@ -166,69 +165,17 @@ on_both_backends!(
         let recent = wake("rev-new", 9 * day, Outcome::Aborted);
         assert!(store.record_wake(&old, t(1)).await.unwrap());
         assert!(store.record_wake(&recent, t(9 * day + 1)).await.unwrap());
-        let mut h = LatencyHistogram::new();
-        h.record(1_000);
-        store
-            .save_histogram("rev-old", "served", t(0), &h, t(1))
-            .await
-            .unwrap();
-        store
-            .save_histogram("rev-new", "served", t(9 * day), &h, t(9 * day + 1))
-            .await
-            .unwrap();
         // Kept for eight days (a week's window and a day's margin), pruned at day ten.
         let keep = chrono::Duration::days(8);
         let pruned = prune_once(&store, t(10 * day), keep).await.unwrap();
-        assert_eq!(
-            pruned,
-            Pruned {
-                wakes: 1,
-                histogram_buckets: 1
-            }
-        );
+        assert_eq!(pruned, Pruned { wakes: 1 });
         assert_eq!(store.count_wakes("rev-old").await.unwrap(), 0);
         assert_eq!(store.count_wakes("rev-new").await.unwrap(), 1);
-        let left = store.histograms_since(t(0)).await.unwrap();
-        assert_eq!(left.len(), 1);
         // Nothing more to do the second time.
         let again = prune_once(&store, t(10 * day), keep).await.unwrap();
         assert_eq!(again, Pruned::default());
     }
 );
-
-on_both_backends!(histograms_round_trip_and_prune, async |store: Store| {
-    let mut h = LatencyHistogram::new();
-    for ms in [900, 1_200, 4_500, 30_000] {
-        h.record(ms);
-    }
-    store
-        .save_histogram("uid-1", "served", t(0), &h, t(5))
-        .await
-        .unwrap();
-    store
-        .save_histogram("uid-1", "starting", t(0), &h, t(5))
-        .await
-        .unwrap();
-    h.record(2_000);
-    store
-        .save_histogram("uid-1", "served", t(0), &h, t(6))
-        .await
-        .unwrap(); // replaces
-    store
-        .save_histogram("uid-1", "served", t(3_600), &h, t(6))
-        .await
-        .unwrap();
-    let all = store.histograms_since(t(0)).await.unwrap();
-    assert_eq!(all.len(), 3);
-    let served = all
-        .iter()
-        .find(|s| s.series == "served" && s.bucket_start == t(0))
-        .unwrap();
-    assert_eq!(served.histogram.len(), 5);
-    assert_eq!(served.histogram.percentiles(), h.percentiles());
-    assert_eq!(store.prune_histograms(t(3_600)).await.unwrap(), 2);
-    assert_eq!(store.histograms_since(t(0)).await.unwrap().len(), 1);
-});
 
 on_both_backends!(releases_and_revisions, async |store: Store| {
     let mut r = ReleaseRow {

@@ -1,6 +1,10 @@
 //! Per-revision wake statistics: the recent window behind `expected_cold_start_seconds`,
 //! hourly HDR histograms per series (kept compressed), counts by outcome, recent wakes.
 //!
+//! All of it is a function of the recorded wakes, and is never stored: the wakes table is
+//! the one source of truth, and a restart rebuilds these from its rows, so a histogram can
+//! never disagree with the wakes it counts (DESIGN.md "Runtime shape").
+//!
 //! Everything a read needs is computed here when a wake is recorded, and kept: the
 //! expected start and the revision's cold-start report. Histograms stay compressed in
 //! memory and are decoded only to record into them, so an idle revision costs little.
@@ -43,9 +47,6 @@ impl Default for WindowSettings {
     }
 }
 
-/// A histogram to persist: revision, series, bucket start, contents.
-pub type HistogramUpdate = (String, &'static str, DateTime<Utc>, LatencyHistogram);
-
 #[derive(Debug, Clone, Default)]
 pub struct RevisionStats {
     /// (requested second, ms) of the newest served wakes, oldest first.
@@ -54,6 +55,7 @@ pub struct RevisionStats {
     counts: OutcomeCounts,
     /// Compressed histograms by (series index, bucket start second).
     histograms: BTreeMap<(u8, i64), Box<[u8]>>,
+    /// The newest wakes, newest first.
     recent: VecDeque<WakeRecord>,
 }
 
@@ -61,73 +63,98 @@ fn bucket_of(t: DateTime<Utc>) -> i64 {
     t.timestamp().div_euclid(BUCKET_SECONDS) * BUCKET_SECONDS
 }
 
+/// The values a served wake adds to each series, by series index.
+fn series_values(w: &WakeRecord) -> Option<[Option<u64>; 4]> {
+    (w.kind == WakeKind::Wake && w.outcome == Outcome::Served).then_some([
+        Some(w.duration_ms),
+        w.phases.provisioning_ms,
+        w.phases.pulling_image_ms,
+        w.phases.starting_ms,
+    ])
+}
+
 impl RevisionStats {
-    /// Adds a recorded wake; returns the histograms that changed, for the store.
-    pub fn record(
+    /// Adds a recorded wake, in whatever order wakes arrive: a wake measured now and
+    /// one loaded from the store later land where their request times put them.
+    pub fn record(&mut self, w: &WakeRecord, settings: &WindowSettings, now: DateTime<Utc>) {
+        self.add(w);
+        if let Some(values) = series_values(w) {
+            let bucket = bucket_of(w.requested_at);
+            for (i, v) in values.into_iter().enumerate() {
+                let Some(v) = v else { continue };
+                let mut h = self.histogram(i as u8, bucket);
+                h.record(v);
+                self.put_histogram(i as u8, bucket, &h);
+            }
+        }
+        self.refresh(settings, now);
+    }
+
+    /// Adds many wakes at once (a history loaded from the store): each touched histogram
+    /// is decoded and compressed once, not once per wake.
+    pub fn record_all<'a>(
         &mut self,
-        w: &WakeRecord,
+        wakes: impl IntoIterator<Item = &'a WakeRecord>,
         settings: &WindowSettings,
         now: DateTime<Utc>,
-    ) -> Vec<HistogramUpdate> {
+    ) {
+        let mut touched: BTreeMap<(u8, i64), LatencyHistogram> = BTreeMap::new();
+        for w in wakes {
+            self.add(w);
+            let Some(values) = series_values(w) else {
+                continue;
+            };
+            let bucket = bucket_of(w.requested_at);
+            for (i, v) in values.into_iter().enumerate() {
+                let Some(v) = v else { continue };
+                touched
+                    .entry((i as u8, bucket))
+                    .or_insert_with(|| self.histogram(i as u8, bucket))
+                    .record(v);
+            }
+        }
+        for ((series, bucket), h) in touched {
+            self.put_histogram(series, bucket, &h);
+        }
+        self.refresh(settings, now);
+    }
+
+    /// Counts, the recent list and the window; not the histograms.
+    fn add(&mut self, w: &WakeRecord) {
         match (w.kind, w.outcome) {
             (WakeKind::Initial, _) => self.counts.initial += 1,
             (_, Outcome::Served) => self.counts.served += 1,
             (_, Outcome::Aborted) => self.counts.aborted += 1,
             (_, Outcome::Failed) => self.counts.failed += 1,
         }
-        self.recent.push_front(w.clone());
-        self.recent.truncate(RECENT);
-        let mut updates = Vec::new();
-        if w.kind == WakeKind::Wake && w.outcome == Outcome::Served {
-            self.window.push_back((
+        let at = self
+            .recent
+            .partition_point(|r| r.requested_at > w.requested_at);
+        if at < RECENT {
+            self.recent.insert(at, w.clone());
+            self.recent.truncate(RECENT);
+        }
+        if series_values(w).is_some() {
+            let entry = (
                 w.requested_at.timestamp(),
                 w.duration_ms.min(u64::from(u32::MAX)) as u32,
-            ));
-            let values = [
-                Some(w.duration_ms),
-                w.phases.provisioning_ms,
-                w.phases.pulling_image_ms,
-                w.phases.starting_ms,
-            ];
-            let bucket = bucket_of(w.requested_at);
-            for (i, v) in values.into_iter().enumerate() {
-                let Some(v) = v else { continue };
-                let mut h = self
-                    .histograms
-                    .get(&(i as u8, bucket))
-                    .and_then(|b| LatencyHistogram::decode(b).ok())
-                    .unwrap_or_default();
-                h.record(v);
-                if let Ok(blob) = h.encode() {
-                    self.histograms
-                        .insert((i as u8, bucket), blob.into_boxed_slice());
-                }
-                let start = DateTime::from_timestamp(bucket, 0).unwrap_or(now);
-                updates.push((w.revision_uid.clone(), SERIES[i], start, h));
-            }
+            );
+            let at = self.window.partition_point(|(t, _)| *t <= entry.0);
+            self.window.insert(at, entry);
         }
-        self.refresh(settings, now);
-        updates
     }
 
-    /// Restores a stored wake without producing histogram updates (they are stored).
-    pub fn restore_wake(&mut self, w: &WakeRecord, settings: &WindowSettings, now: DateTime<Utc>) {
-        let saved = std::mem::take(&mut self.histograms);
-        self.record(w, settings, now);
-        self.histograms = saved;
+    fn histogram(&self, series: u8, bucket: i64) -> LatencyHistogram {
+        self.histograms
+            .get(&(series, bucket))
+            .and_then(|b| LatencyHistogram::decode(b).ok())
+            .unwrap_or_default()
     }
 
-    pub fn restore_histogram(
-        &mut self,
-        series: &str,
-        bucket_start: DateTime<Utc>,
-        h: &LatencyHistogram,
-    ) {
-        if let Some(i) = SERIES.iter().position(|s| *s == series)
-            && let Ok(blob) = h.encode()
-        {
+    fn put_histogram(&mut self, series: u8, bucket: i64, h: &LatencyHistogram) {
+        if let Ok(blob) = h.encode() {
             self.histograms
-                .insert((i as u8, bucket_of(bucket_start)), blob.into_boxed_slice());
+                .insert((series, bucket), blob.into_boxed_slice());
         }
     }
 

@@ -4,17 +4,18 @@
 //! release facts (for the book). It is single-threaded by design: one task feeds it, in
 //! the order the watchers delivered, so no lock is ever held across the measuring.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod history;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
 use super::facts::{IdleWindowParts, ReleaseFacts};
-use super::histogram::LatencyHistogram;
 use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionName, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
-use super::stats::{HistogramUpdate, RevisionStats, WindowSettings};
+use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake};
 use scaling_facts_api::WakeRecord;
 use scaling_facts_api::{
@@ -69,7 +70,12 @@ pub struct Output {
     pub wakes: Vec<Recorded>,
     /// Wakes that began or ended, for the store's list of wakes underway.
     pub open: Vec<OpenChange>,
-    pub histograms: Vec<HistogramUpdate>,
+}
+
+impl Output {
+    pub fn is_empty(&self) -> bool {
+        self.wakes.is_empty() && self.open.is_empty()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -96,6 +102,11 @@ pub struct Tracker {
     synced: bool,
     /// Wakes the last process had underway, continued once the lists are in.
     restored_open: Vec<OpenWake>,
+    /// The store's history has been merged in (or there is none to wait for).
+    history_merged: bool,
+    /// Keys (revision UID, start second) of the wakes this process recorded before the
+    /// history merged: the history may hold them too, and each counts once.
+    live_keys: HashSet<(String, i64)>,
 }
 
 /// What changed for the book since the last call.
@@ -127,35 +138,6 @@ impl Tracker {
     fn knobs(&self, rev: &Rev) -> Knobs {
         rev.knobs
             .unwrap_or_else(|| Knobs::resolve(&rev.annotations, &self.defaults, rev.reachable))
-    }
-
-    /// Wakes the store already holds, and their histograms: restored before watching.
-    pub fn restore(
-        &mut self,
-        wakes: &[WakeRecord],
-        open: &[OpenWake],
-        histograms: &[(String, String, DateTime<Utc>, LatencyHistogram)],
-        now: DateTime<Utc>,
-    ) {
-        for w in wakes {
-            let rev = self.revisions.entry(w.revision_uid.clone()).or_default();
-            if rev.name.is_empty() {
-                rev.name = w.revision.clone();
-            }
-            rev.stats.restore_wake(w, &self.settings.window, now);
-            let end = w
-                .serving_at
-                .unwrap_or(w.requested_at + chrono::Duration::milliseconds(w.duration_ms as i64));
-            rev.machine.restore(w.start_second, w.outcome, end);
-        }
-        self.restored_open = open.to_vec();
-        for (uid, series, bucket, h) in histograms {
-            self.revisions
-                .entry(uid.clone())
-                .or_default()
-                .stats
-                .restore_histogram(series, *bucket, h);
-        }
     }
 
     /// Applies one observation.
@@ -336,8 +318,10 @@ impl Tracker {
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         for f in finished {
             let record = to_record(f, release.clone(), rev, uid);
-            out.histograms
-                .extend(rev.stats.record(&record, &self.settings.window, stamp.wall));
+            rev.stats.record(&record, &self.settings.window, stamp.wall);
+            if !self.history_merged {
+                self.live_keys.insert((uid.to_owned(), record.start_second));
+            }
             out.wakes.push(Recorded {
                 service: service.clone(),
                 wake: record,

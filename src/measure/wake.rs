@@ -7,11 +7,12 @@
 
 use chrono::{DateTime, Utc};
 use scaling_facts_api::WakeKind;
+use serde::{Deserialize, Serialize};
 
 /// A wake underway, kept in the store while it lasts so that a restart (even after
 /// SIGKILL) continues it instead of forgetting it: its end may come while the service is
 /// down, and the cluster keeps no trace of when it began.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenWake {
     pub revision_uid: String,
     pub kind: WakeKind,
@@ -20,7 +21,8 @@ pub struct OpenWake {
 }
 
 /// A change to the wakes underway, for the store.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum OpenChange {
     Opened(OpenWake),
     Closed { revision_uid: String },

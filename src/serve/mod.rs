@@ -57,6 +57,8 @@ pub struct Shared {
     pub allow_anonymous_reads: bool,
     pub readiness: Arc<Readiness>,
     pub metrics: Arc<Metrics>,
+    /// What the watchers, the history load and the writer report, for `/health`.
+    pub components: Arc<crate::telemetry::components::Components>,
     /// Cancelled at shutdown: event streams end, readiness closes.
     pub shutdown: CancellationToken,
     pub batch_max_releases: usize,

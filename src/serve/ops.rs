@@ -8,9 +8,15 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use scaling_facts_api::{
-    Alive, AliveStatus, HealthReport, HealthStatus, ReadyReport, StoreCheck, StoreStatus,
-    WarmupOutcome, WatchCheck, examples,
+    Alive, AliveStatus, HealthReport, HealthStatus, HistoryCheck, HistoryStatus, KindCheck,
+    ReadyReport, StoreCheck, StoreStatus, WarmupOutcome, WatchCheck, WritesCheck, WritesStatus,
+    examples,
 };
+
+use crate::telemetry::components::HistoryState;
+
+/// Writes waiting this long without the queue emptying mean the store is not keeping up.
+const WRITES_BEHIND_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
 use super::AppState;
 use super::auth::Caller;
@@ -84,13 +90,58 @@ pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiErr
         connected: watch.connected,
         last_heard: watch.last_heard,
         stale: watch.is_stale(Utc::now()),
+        kinds: state
+            .components
+            .kinds()
+            .into_iter()
+            .map(|(kind, k)| KindCheck {
+                kind: kind.to_owned(),
+                listed: k.listed,
+                healthy: k.healthy,
+                errors: k.errors,
+                last_event: k.last_event,
+            })
+            .collect(),
     };
+    let history = match state.components.history() {
+        HistoryState::Loading { error } => HistoryCheck {
+            status: HistoryStatus::Loading,
+            wakes: 0,
+            error: error.filter(|_| detailed),
+        },
+        HistoryState::Loaded { wakes } => HistoryCheck {
+            status: HistoryStatus::Loaded,
+            wakes,
+            error: None,
+        },
+    };
+    let w = state.components.writes();
+    let behind = w.behind(std::time::Instant::now());
+    let writes = WritesCheck {
+        status: if w.spool_error.is_some() {
+            WritesStatus::SpoolFailing
+        } else if behind >= WRITES_BEHIND_AFTER {
+            WritesStatus::Behind
+        } else {
+            WritesStatus::Ok
+        },
+        queued: w.queued(),
+        behind_ms: behind.as_millis() as u64,
+        spool_bytes: w.spool_bytes,
+        rejected: w.rejected,
+        error: w.spool_error.or(w.store_error).filter(|_| detailed),
+    };
+    let watch_down = watch.kinds.iter().any(|k| !k.healthy);
     let ready = state.readiness.is_open() && !state.shutdown.is_cancelled();
     let status = if state.shutdown.is_cancelled() {
         HealthStatus::Stopping
     } else if !state.readiness.is_open() {
         HealthStatus::Starting
-    } else if store.status == StoreStatus::Down {
+    } else if store.status == StoreStatus::Down
+        || watch_down
+        || history.status != HistoryStatus::Loaded
+        || writes.status != WritesStatus::Ok
+    {
         HealthStatus::Degraded
     } else {
         HealthStatus::Ok
@@ -107,6 +158,8 @@ pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiErr
         refused_claims: state.book.refused().len(),
         store,
         watch,
+        history,
+        writes,
         warmup: state
             .readiness
             .reports()

@@ -1,7 +1,14 @@
-//! The measuring loop: restores history from the store, connects to Kubernetes, and
-//! feeds every watch event to the tracker, one at a time, in arrival order. What the
-//! tracker produces goes to the store (recorded wakes, histograms), to the log and the
-//! metrics (one line per wake), and to the facts book (changed release facts).
+//! The measuring loop: connects to Kubernetes at once, feeds every watch event to the
+//! tracker, one at a time, in arrival order, and merges the store's history whenever it
+//! arrives. What the tracker produces goes to the write path (recorded wakes, wakes
+//! underway), to the log and the metrics (one line per wake), and to the facts book
+//! (changed release facts).
+//!
+//! The book fills from the watches alone, so a store that is down at start delays
+//! nothing a caller reads. Measuring wakes waits for the initial lists and, up to
+//! `history_wait`, for the history: a wake the last process had underway is best
+//! continued from its stored start. Past that the engine measures without it, and the
+//! history merges when the store answers.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,16 +16,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use futures::FutureExt;
 use tokio::sync::{mpsc, watch as signal};
 use tokio_util::sync::CancellationToken;
 
-use super::persist::{self, Write};
+use super::history::History;
+use super::spool::Write;
+use super::writer::Outbox;
 use crate::book::FactsBook;
 use crate::measure::observe::{ServiceKey, Stamp, Via};
-use crate::measure::stats::WindowSettings;
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
-use crate::store::Store;
 use crate::telemetry::ErrorChain;
+use crate::telemetry::components::{Components, KindState};
 use crate::telemetry::metrics::{KindLabels, Metrics, ServiceLabels, WakeLabels};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
 use scaling_facts_api::{Outcome, RefusedClaim, WakeRecord};
@@ -28,18 +37,25 @@ use scaling_facts_api::{Outcome, RefusedClaim, WakeRecord};
 const ERROR_MEMORY: Duration = Duration::from_secs(60);
 const TICK: Duration = Duration::from_secs(1);
 const CONNECT_RETRY: Duration = Duration::from_secs(5);
+/// The kinds the book's releases come from: until both are listed, an empty book says
+/// nothing about the cluster.
+const RELEASE_KINDS: [&str; 2] = ["services", "revisions"];
 
 pub struct EngineSettings {
     pub tracker: TrackerSettings,
     pub watch: WatchSettings,
     pub kubeconfig: Option<PathBuf>,
+    /// How long measuring waits for the history once the lists are in.
+    pub history_wait: Duration,
 }
 
 #[derive(Default)]
 struct KindHealth {
     listed: bool,
+    errors: u64,
     last_ok: Option<Instant>,
     last_err: Option<Instant>,
+    last_event: Option<chrono::DateTime<Utc>>,
 }
 
 impl KindHealth {
@@ -56,29 +72,27 @@ impl KindHealth {
 /// Handles the engine shares with the rest of the service.
 pub struct Engine {
     pub book: Arc<FactsBook>,
-    pub store: Store,
     pub metrics: Arc<Metrics>,
-    /// Becomes true once every kind was listed and measured once.
+    pub components: Arc<Components>,
+    pub outbox: Outbox,
+    /// Becomes true once every kind was listed and measuring began.
     pub synced: signal::Sender<bool>,
-    /// Becomes true once the store's history was loaded (or given up on).
-    pub restored: signal::Sender<bool>,
-    /// True once the migrations ran (or failed): history is read only after.
-    pub migrated: signal::Receiver<bool>,
+    /// Becomes true once the kinds the releases come from were listed: the book holds
+    /// every release the cluster has.
+    pub releases_listed: signal::Sender<bool>,
 }
 
 impl Engine {
-    pub async fn run(self, settings: EngineSettings, shutdown: CancellationToken) {
+    pub async fn run(
+        self,
+        settings: EngineSettings,
+        history: impl std::future::Future<Output = Option<History>> + Send,
+        shutdown: CancellationToken,
+    ) {
+        let started = Instant::now();
         let mut tracker = Tracker::new(settings.tracker);
-        self.restore(&mut tracker, &settings.tracker.window, &shutdown)
-            .await;
-        let (writes, write_rx) = mpsc::unbounded_channel();
-        let persister = tokio::spawn(persist::run(
-            self.store.clone(),
-            self.metrics.clone(),
-            write_rx,
-            shutdown.clone(),
-        ));
-
+        let history = history.fuse();
+        tokio::pin!(history);
         let (client, starts) = loop {
             match watch::connect(settings.kubeconfig.as_deref()).await {
                 Ok(c) => break c,
@@ -95,6 +109,7 @@ impl Engine {
         let watchers = watch::spawn(&client, &starts, &settings.watch, tx, shutdown.clone());
         let mut health: HashMap<&'static str, KindHealth> =
             KINDS.iter().map(|k| (*k, KindHealth::default())).collect();
+        let mut lists_in = false;
         let mut ticker = tokio::time::interval(TICK);
         loop {
             let output = tokio::select! {
@@ -102,6 +117,7 @@ impl Engine {
                     Some(Feed::Observed(kind, obs, stamp)) => {
                         if let Some(h) = health.get_mut(kind) {
                             h.last_ok = Some(Instant::now());
+                            h.last_event = Some(stamp.wall);
                         }
                         // Every observation with its stamp, to replay an ordering a test
                         // or a cluster produced (`RUST_LOG=scaling_facts::service=trace`).
@@ -114,29 +130,37 @@ impl Engine {
                             h.listed = true;
                             h.last_ok = Some(Instant::now());
                         }
-                        if !tracker.is_synced() && health.values().all(|h| h.listed) {
-                            tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
-                            let out = tracker.mark_synced(Stamp::now(Via::Listed));
-                            self.book.watch_heard(Utc::now());
-                            self.synced.send_replace(true);
-                            out
-                        } else {
-                            Output::default()
+                        self.report(&health);
+                        if RELEASE_KINDS.iter().all(|k| health.get(k).is_some_and(|h| h.listed)) {
+                            self.releases_listed.send_replace(true);
                         }
+                        if !lists_in && health.values().all(|h| h.listed) {
+                            lists_in = true;
+                            tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
+                            self.book.watch_heard(Utc::now());
+                        }
+                        Output::default()
                     }
                     Some(Feed::Failed(kind)) => {
                         tracing::trace!(kind, "watch failed");
                         if let Some(h) = health.get_mut(kind) {
                             h.last_err = Some(Instant::now());
+                            h.errors += 1;
                         }
+                        self.report(&health);
                         self.metrics.watch_errors.get_or_create(&KindLabels { kind: kind.to_owned() }).inc();
                         self.book.watch_lost();
                         Output::default()
                     }
                     None => break,
                 },
+                loaded = &mut history => match loaded {
+                    Some(h) => tracker.merge_history(&h.wakes, &h.open, Stamp::now(Via::Listed)),
+                    None => Output::default(),
+                },
                 _ = ticker.tick() => {
                     let now = Instant::now();
+                    self.report(&health);
                     if health.values().all(|h| h.healthy(now)) {
                         self.book.watch_heard(Utc::now());
                     } else {
@@ -146,83 +170,56 @@ impl Engine {
                 }
                 () = shutdown.cancelled() => break,
             };
-            self.publish(&mut tracker, output, &writes);
+            self.publish(&mut tracker, output);
+            // Measuring begins once the lists are in and the history merged, or has been
+            // waited for long enough.
+            if lists_in && !tracker.is_synced() {
+                let waited = started.elapsed() >= settings.history_wait;
+                if tracker.history_merged() || waited {
+                    if !tracker.history_merged() {
+                        tracing::warn!(
+                            waited_ms = started.elapsed().as_millis() as u64,
+                            "measuring without the store's history; it merges when the store answers"
+                        );
+                    }
+                    let out = tracker.mark_synced(Stamp::now(Via::Listed));
+                    self.synced.send_replace(true);
+                    self.publish(&mut tracker, out);
+                }
+            }
         }
-        drop(writes);
         for w in watchers {
             w.abort();
         }
-        let _ = persister.await;
     }
 
-    /// Loads recorded wakes and histograms of the window, retrying while the store is
-    /// down, until it works or the service stops.
-    async fn restore(
-        &self,
-        tracker: &mut Tracker,
-        window: &WindowSettings,
-        shutdown: &CancellationToken,
-    ) {
-        let mut migrated = self.migrated.clone();
-        tokio::select! {
-            _ = migrated.wait_for(|m| *m) => {}
-            () = shutdown.cancelled() => return,
+    /// Each kind's state, for `/health`.
+    fn report(&self, health: &HashMap<&'static str, KindHealth>) {
+        let now = Instant::now();
+        for (kind, h) in health {
+            self.components.set_kind(
+                kind,
+                KindState {
+                    listed: h.listed,
+                    healthy: h.healthy(now),
+                    errors: h.errors,
+                    last_event: h.last_event,
+                },
+            );
         }
-        let since = Utc::now() - window.max_age;
-        let mut delay = Duration::from_millis(200);
-        loop {
-            let loaded = async {
-                let wakes = self.store.wakes_since(since).await?;
-                let hists = self.store.histograms_since(since).await?;
-                let open = self.store.open_wakes().await?;
-                Ok::<_, crate::store::StoreError>((wakes, hists, open))
-            }
-            .await;
-            match loaded {
-                Ok((wakes, hists, open)) => {
-                    let hists: Vec<_> = hists
-                        .into_iter()
-                        .map(|h| (h.revision_uid, h.series, h.bucket_start, h.histogram))
-                        .collect();
-                    tracker.restore(&wakes, &open, &hists, Utc::now());
-                    tracing::info!(
-                        wakes = wakes.len(),
-                        underway = open.len(),
-                        histograms = hists.len(),
-                        "history restored"
-                    );
-                    break;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %ErrorChain(&e), "cannot load history yet; retrying");
-                    tokio::select! {
-                        () = tokio::time::sleep(delay) => {}
-                        () = shutdown.cancelled() => break,
-                    }
-                    delay = (delay * 2).min(Duration::from_secs(10));
-                }
-            }
-        }
-        self.restored.send_replace(true);
     }
 
-    fn publish(
-        &self,
-        tracker: &mut Tracker,
-        output: Output,
-        writes: &mpsc::UnboundedSender<Write>,
-    ) {
+    fn publish(&self, tracker: &mut Tracker, output: Output) {
+        // A wake before the change that closes it: a crash between the two leaves the
+        // wake stored and still underway, which a restart closes, never the reverse.
+        let mut writes = Vec::with_capacity(output.wakes.len() + output.open.len());
         for r in output.wakes {
             tracing::trace!(wake = ?r.wake, "recorded");
             self.observe_wake(&r.service, &r.wake);
-            let _ = writes.send(Write::Wake(Box::new(r.wake)));
+            writes.push(Write::Wake(Box::new(r.wake)));
         }
-        for h in output.histograms {
-            let _ = writes.send(Write::Histogram(Box::new(h)));
-        }
-        for o in output.open {
-            let _ = writes.send(Write::Open(Box::new(o)));
-        }
+        writes.extend(output.open.into_iter().map(Write::Open));
+        self.outbox.push(writes);
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {
             self.book.upsert(f);

@@ -1,6 +1,11 @@
 //! Start-up and shutdown of `serve`: wires the store, the facts book and the API to one
 //! cancellation token, runs the warm-up behind the readiness gate, and stops on SIGTERM or
 //! Ctrl-C.
+//!
+//! Nothing at start waits for the store. The API and the watchers start at once; the
+//! migrations and the history load ([`history`]) retry in the background and merge when
+//! they succeed; measured writes go through the spool ([`spool`], [`writer`]) so that none
+//! waits in memory for a store that is down.
 
 use std::sync::Arc;
 
@@ -9,8 +14,23 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub mod engine;
-pub mod persist;
+pub mod history;
 pub mod retention;
+pub mod spool;
+pub mod writer;
+
+/// Errors of the service layer that are not the store's.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("cannot use the spool at {path}")]
+    Spool {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the spool at {path} is locked by another process; give each replica its own")]
+    SpoolInUse { path: std::path::PathBuf },
+}
 
 use crate::book::FactsBook;
 use crate::config::ServeConfig;
@@ -18,15 +38,22 @@ use crate::serve::auth::Tokens;
 use crate::serve::streams::StreamLimits;
 use crate::serve::{self, AppState, Shared};
 use crate::store::Store;
+use crate::telemetry::components::Components;
 use crate::telemetry::health::{Readiness, WarmupTask};
 use crate::telemetry::metrics::Metrics;
 use engine::{Engine, EngineSettings};
+use spool::{Spool, Write};
+use writer::{Outbox, Writer};
 
 /// Everything `serve` built, before it starts listening; tests and the demo use it to run
 /// the service in-process.
 pub struct Service {
     pub state: AppState,
     pub listener: TcpListener,
+    /// The engine's end of the write path.
+    pub outbox: Outbox,
+    /// What a previous process left in the spool, for the history.
+    left: Vec<Write>,
 }
 
 impl Service {
@@ -43,6 +70,20 @@ impl Service {
             );
         }
         let store = Store::connect_lazy(&config.database).context("opening the store")?;
+        let metrics = Arc::new(Metrics::new());
+        let components = Arc::new(Components::default());
+        let spool_path = config.spool_path();
+        let (spool, left) = match Spool::open(&spool_path) {
+            Ok((spool, left)) => (Some(spool), left),
+            // Two processes on one spool would replay each other's writes: refuse to start.
+            Err(e @ ServiceError::SpoolInUse { .. }) => return Err(e.into()),
+            Err(e) => {
+                tracing::error!(error = %crate::telemetry::ErrorChain(&e), "no spool: measured writes wait in memory until the store has them");
+                (None, Vec::new())
+            }
+        };
+        let left: Vec<Write> = left.into_iter().map(|(_, w)| w).collect();
+        let outbox = Outbox::new(spool, left.len(), components.clone(), metrics.clone());
         let listener = TcpListener::bind(config.listen_addr)
             .await
             .with_context(|| format!("binding {}", config.listen_addr))?;
@@ -54,14 +95,20 @@ impl Service {
             tokens,
             allow_anonymous_reads: config.allow_anonymous_reads,
             readiness: Readiness::new(),
-            metrics: Arc::new(Metrics::new()),
+            metrics,
+            components,
             shutdown,
             batch_max_releases: config.batch_max_releases,
             request_timeout: config.request_timeout(),
             max_body_bytes: config.max_body_bytes,
             streams: StreamLimits::new(config.max_streams, config.max_streams_per_token),
         });
-        Ok(Self { state, listener })
+        Ok(Self {
+            state,
+            listener,
+            outbox,
+            left,
+        })
     }
 
     /// Serves until the shutdown token is cancelled. Warm-up runs beside the server so that
@@ -71,57 +118,117 @@ impl Service {
         let shutdown = state.shutdown.clone();
         let addr = self.listener.local_addr()?;
         tracing::info!(%addr, backend = ?state.store.backend(), "serving");
-        let (migrated_tx, migrated) = tokio::sync::watch::channel(false);
-        let (engine, engine_tasks) = if config.measure.watch_kubernetes {
+        let (migrated_tx, mut migrated) = tokio::sync::watch::channel(false);
+        let (loaded_tx, mut loaded) = tokio::sync::watch::channel(false);
+        // Migrations, then the history, retried until they succeed.
+        let history = {
+            let load = history::load(
+                state.store.clone(),
+                config.measure.tracker().window.max_age,
+                self.left,
+                state.components.clone(),
+                migrated_tx,
+                shutdown.clone(),
+            );
+            tokio::spawn(async move {
+                let h = load.await;
+                loaded_tx.send_replace(true);
+                h
+            })
+        };
+        // The writer starts once the tables exist; until then writes wait in the spool.
+        let writing = {
+            let writer = Writer {
+                store: state.store.clone(),
+                outbox: self.outbox.clone(),
+                grace: config.shutdown_grace(),
+            };
+            let mut migrated = migrated.clone();
+            let shutdown = shutdown.clone();
+            let components = state.components.clone();
+            tokio::spawn(async move {
+                let ready = tokio::select! {
+                    m = migrated.wait_for(|m| *m) => m.is_ok(),
+                    () = shutdown.cancelled() => false,
+                };
+                if ready {
+                    writer.run(shutdown).await;
+                } else {
+                    let queued = components.writes().queued();
+                    if queued > 0 {
+                        tracing::warn!(
+                            queued,
+                            "shutdown before the store was ready: writes stay in the spool and are replayed at the next start"
+                        );
+                    }
+                }
+            })
+        };
+        let mut tasks = vec![
+            WarmupTask::new("store", async move {
+                migrated
+                    .wait_for(|m| *m)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }),
+            WarmupTask::new("history", async move {
+                loaded
+                    .wait_for(|l| *l)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }),
+        ];
+        let (releases_tx, mut releases_listed) = tokio::sync::watch::channel(false);
+        let engine = if config.measure.watch_kubernetes {
             let (synced, mut synced_rx) = tokio::sync::watch::channel(false);
-            let (restored, mut restored_rx) = tokio::sync::watch::channel(false);
             let engine = Engine {
                 book: state.book.clone(),
-                store: state.store.clone(),
                 metrics: state.metrics.clone(),
+                components: state.components.clone(),
+                outbox: self.outbox.clone(),
                 synced,
-                restored,
-                migrated,
+                releases_listed: releases_tx,
             };
             let settings = EngineSettings {
                 tracker: config.measure.tracker(),
                 watch: config.measure.watch(),
                 kubeconfig: config.measure.kubeconfig.clone(),
+                history_wait: config.warmup_ceiling(),
             };
-            let handle = tokio::spawn(engine.run(settings, shutdown.clone()));
-            let tasks = vec![
-                WarmupTask::new("history", async move {
-                    restored_rx
-                        .wait_for(|r| *r)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                }),
-                WarmupTask::new("initial-sync", async move {
-                    synced_rx
-                        .wait_for(|s| *s)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                }),
-            ];
-            (Some(handle), tasks)
+            let history = async move { history.await.ok().flatten() };
+            let handle = tokio::spawn(engine.run(settings, history, shutdown.clone()));
+            tasks.push(WarmupTask::new("initial-sync", async move {
+                synced_rx
+                    .wait_for(|s| *s)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }));
+            Some(handle)
         } else {
-            (None, Vec::new())
+            // Nothing to list: the book is whatever the caller put in it.
+            releases_tx.send_replace(true);
+            drop(history);
+            None
         };
         let warmup = {
             let state = state.clone();
             let ceiling = config.warmup_ceiling();
             tokio::spawn(async move {
-                let store = state.store.clone();
-                let mut tasks = vec![WarmupTask::new("store", async move {
-                    let done = store.migrate().await;
-                    migrated_tx.send_replace(true);
-                    done.map_err(|e| crate::telemetry::ErrorChain(&e).to_string())
-                })];
-                tasks.extend(engine_tasks);
+                // Never ready with an empty book while the cluster may have releases: the
+                // releases' kinds must have been listed, however long that takes.
+                let hold = async move {
+                    if !*releases_listed.borrow() {
+                        tracing::info!(
+                            "readiness waits until Knative Services and Revisions are listed"
+                        );
+                    }
+                    let _ = releases_listed.wait_for(|l| *l).await;
+                };
                 tokio::select! {
-                    () = state.readiness.warm_up(tasks, ceiling) => {}
+                    () = state.readiness.warm_up(tasks, ceiling, hold) => {}
                     () = state.shutdown.cancelled() => {}
                 }
             })
@@ -146,9 +253,10 @@ impl Service {
         warmup.abort();
         pruning.abort();
         if let Some(engine) = engine {
-            // The engine stops with the token and drains its queued writes first.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(10), engine).await;
+            let _ = engine.await;
         }
+        // The writer has the grace to store what is queued; the rest stays in the spool.
+        let _ = writing.await;
         state.store.close().await;
         tracing::info!("stopped");
         served.context("HTTP server failed")

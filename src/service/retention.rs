@@ -1,8 +1,8 @@
-//! Keeps the store from growing forever: wakes and histogram buckets older than the
-//! measuring window plus a margin are deleted, once at start and then on a fixed interval.
+//! Keeps the store from growing forever: wakes older than the measuring window plus a
+//! margin are deleted, once at start and then on a fixed interval.
 //!
-//! Nothing read from the store reaches back further than the window (a restart replays
-//! the wakes and buckets inside it), so what is older serves no reader; the margin keeps a
+//! Nothing read from the store reaches back further than the window (a restart rebuilds
+//! the histograms from the wakes inside it), so what is older serves no reader; the margin keeps a
 //! little more for operators and for a window that is lengthened later. The wakes underway
 //! (`open_wakes`) are never pruned: a wake that began long ago may still be going on.
 
@@ -17,11 +17,9 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pruned {
     pub wakes: u64,
-    pub histogram_buckets: u64,
 }
 
-/// Deletes what ended more than `keep` before `now`: wakes requested before then, and
-/// hourly buckets whose whole hour lies before then.
+/// Deletes the wakes requested more than `keep` before `now`.
 pub async fn prune_once(
     store: &Store,
     now: DateTime<Utc>,
@@ -30,9 +28,6 @@ pub async fn prune_once(
     let before = now - keep;
     Ok(Pruned {
         wakes: store.prune_wakes(before).await?,
-        histogram_buckets: store
-            .prune_histograms(before - chrono::Duration::hours(1))
-            .await?,
     })
 }
 
@@ -47,11 +42,7 @@ pub async fn run(
     loop {
         match prune_once(&store, Utc::now(), keep).await {
             Ok(p) if p != Pruned::default() => {
-                tracing::info!(
-                    wakes = p.wakes,
-                    histogram_buckets = p.histogram_buckets,
-                    "pruned old history"
-                );
+                tracing::info!(wakes = p.wakes, "pruned old history");
             }
             Ok(_) => {}
             Err(e) => {

@@ -10,10 +10,10 @@
 //! - [`config`]: the editor's desired values and their audit trail.
 //! - [`wakes`]: one row per wake, keyed by revision UID and start second.
 //! - [`open`]: the wakes underway, so that a restart continues them.
-//! - [`histograms`]: compressed histogram blobs per revision, series and time bucket.
+//!
+//! Histograms are not stored: they are derived from the wakes rows when history loads.
 
 pub mod config;
-pub mod histograms;
 pub mod open;
 pub mod releases;
 pub mod wakes;
@@ -50,11 +50,66 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the same write may succeed later: the database is unreachable, busy,
+    /// restarting, out of room, or was recreated without its tables. Anything else (a value
+    /// it refuses, a row it cannot read) fails the same way every time, and retrying it
+    /// would only hold up the writes behind it.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Connect(_) | Self::Migrate(_) => true,
+            Self::Query(e) => transient_sqlx(e),
+            Self::UnsupportedUrl { .. } | Self::Corrupt { .. } => false,
+        }
+    }
+
+    /// The database answers but its tables are gone (recreated empty): the migrations
+    /// must run again before anything can be written.
+    pub fn needs_migration(&self) -> bool {
+        let Self::Query(sqlx::Error::Database(e)) = self else {
+            return false;
+        };
+        // 42P01 is PostgreSQL's undefined_table; SQLite reports a plain error (code 1).
+        e.code().as_deref() == Some("42P01") || e.message().contains("no such table")
+    }
+
     fn corrupt(what: &'static str, e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Corrupt {
             what,
             source: Box::new(e),
         }
+    }
+}
+
+fn transient_sqlx(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::BeginFailed => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            // SQLSTATEs have five characters; SQLite's extended codes at most four digits.
+            if code.len() == 5 {
+                // A PostgreSQL SQLSTATE: connection (08), resources (53), operator
+                // intervention such as a restart (57), a rolled-back transaction (40),
+                // lock not available (55P03), read-only mode (25006), missing tables.
+                matches!(&code[..2], "08" | "53" | "57" | "40")
+                    || code == "55P03"
+                    || code == "25006"
+                    || code == "42P01"
+            } else {
+                // An SQLite result code, extended: the low byte is the primary code.
+                let primary = code.parse::<i32>().unwrap_or(0) & 0xff;
+                // BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN, PROTOCOL; and ERROR only
+                // for missing tables.
+                matches!(primary, 5 | 6 | 8 | 10 | 13 | 14 | 15)
+                    || db.message().contains("no such table")
+            }
+        }
+        _ => false,
     }
 }
 

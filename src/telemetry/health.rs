@@ -58,9 +58,16 @@ impl Readiness {
             .clone()
     }
 
-    /// Runs every task in parallel, each under `ceiling`, then opens the gate. A task that
-    /// hits the ceiling is dropped (and so cancelled), not left running.
-    pub async fn warm_up(&self, tasks: Vec<WarmupTask>, ceiling: Duration) {
+    /// Runs every task in parallel, each under `ceiling`, then waits for `hold` (which has
+    /// no ceiling) and opens the gate. A task that hits the ceiling is dropped (and so
+    /// cancelled), not left running. `hold` is for what the service must never be ready
+    /// without: an empty book while the cluster has releases would answer 404 for all.
+    pub async fn warm_up(
+        &self,
+        tasks: Vec<WarmupTask>,
+        ceiling: Duration,
+        hold: impl std::future::Future<Output = ()>,
+    ) {
         {
             let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
             *reports = tasks
@@ -89,6 +96,7 @@ impl Readiness {
             reports[i].took_ms = Some(took.as_millis() as u64);
         });
         join_all(runs).await;
+        hold.await;
         self.open.store(true, Ordering::Release);
         tracing::info!("readiness open");
     }
@@ -107,7 +115,7 @@ mod tests {
             WarmupTask::new("fails", async { Err("store down".to_owned()) }),
             WarmupTask::new("hangs", futures::future::pending()),
         ];
-        r.warm_up(tasks, Duration::from_secs(5)).await;
+        r.warm_up(tasks, Duration::from_secs(5), async {}).await;
         assert!(r.is_open());
         let outcomes: Vec<_> = r.reports().into_iter().map(|r| r.outcome).collect();
         assert_eq!(

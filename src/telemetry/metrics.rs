@@ -64,6 +64,9 @@ pub struct Metrics {
     pub wake_duration: Family<ServiceLabels, Histogram>,
     pub watch_errors: Family<KindLabels, Counter>,
     pub store_retries: Counter,
+    pub write_queue_depth: Gauge,
+    pub spool_bytes: Gauge,
+    pub writes_rejected: Counter,
 }
 
 impl Default for Metrics {
@@ -137,7 +140,28 @@ impl Metrics {
             "Store writes retried after a failure",
             store_retries.clone(),
         );
+        let write_queue_depth = Gauge::default();
+        registry.register(
+            "write_queue_depth",
+            "Measured writes (wakes, wakes underway) not yet in the store",
+            write_queue_depth.clone(),
+        );
+        let spool_bytes = Gauge::default();
+        registry.register(
+            "spool_bytes",
+            "Size of the local spool file that holds writes until the store has them",
+            spool_bytes.clone(),
+        );
+        let writes_rejected = Counter::default();
+        registry.register(
+            "writes_rejected",
+            "Writes the store refused for good, set aside in the spool's rejected file",
+            writes_rejected.clone(),
+        );
         Self {
+            write_queue_depth,
+            spool_bytes,
+            writes_rejected,
             wakes,
             wake_duration,
             watch_errors,

@@ -3,8 +3,11 @@
 //! - this module: the `tracing` subscriber (JSON lines in production, text in a terminal);
 //! - [`metrics`]: Prometheus metrics with bounded labels (route, never a release key);
 //! - [`health`]: the readiness gate of ADR-025 and the warm-up tasks that open it;
+//! - [`components`]: what the watchers, the history load and the writer report of
+//!   themselves, for `/health`;
 //! - [`ErrorChain`]: an error with its causes on one log line.
 
+pub mod components;
 mod error_chain;
 pub mod health;
 pub mod metrics;

@@ -181,6 +181,9 @@ pub async fn test_app(allow_anonymous_reads: bool) -> TestApp {
 }
 
 pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
+    // The fixture's database is migrated and holds no history: loaded, as far as health goes.
+    let components = Arc::new(scaling_facts::telemetry::components::Components::default());
+    components.set_history(scaling_facts::telemetry::components::HistoryState::Loaded { wakes: 0 });
     AppState::new(Shared {
         book: Arc::new(FactsBook::new(Duration::from_secs(90))),
         store,
@@ -188,6 +191,7 @@ pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
         allow_anonymous_reads,
         readiness: Readiness::opened(),
         metrics: Arc::new(Metrics::new()),
+        components,
         shutdown: CancellationToken::new(),
         batch_max_releases: 100,
         request_timeout: Duration::from_secs(5),

@@ -281,9 +281,11 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 svc.tracker = Tracker::new(settings());
                 svc.known.clear();
                 let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
-                let now = DateTime::<Utc>::from_timestamp_millis(world.base_ms + at).unwrap();
                 let open: Vec<OpenWake> = svc.open.values().cloned().collect();
-                svc.tracker.restore(&wakes, &open, &[], now);
+                let out = svc
+                    .tracker
+                    .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                svc.take(out, at);
                 svc.tracker
                     .apply(cluster_settings(), svc.stamp(at, Via::Listed));
                 svc.list(&world, None, at);

@@ -234,6 +234,36 @@ pub fn health() -> HealthReport {
             connected: true,
             last_heard: Some(at(0)),
             stale: false,
+            kinds: [
+                "services",
+                "revisions",
+                "podautoscalers",
+                "deployments",
+                "pods",
+                "configmaps",
+            ]
+            .into_iter()
+            .map(|kind| KindCheck {
+                kind: kind.into(),
+                listed: true,
+                healthy: true,
+                errors: 0,
+                last_event: Some(at(0)),
+            })
+            .collect(),
+        },
+        history: HistoryCheck {
+            status: HistoryStatus::Loaded,
+            wakes: 1_204,
+            error: None,
+        },
+        writes: WritesCheck {
+            status: WritesStatus::Ok,
+            queued: 0,
+            behind_ms: 0,
+            spool_bytes: 0,
+            rejected: 0,
+            error: None,
         },
         warmup: warmup(),
         refused_claims: 0,
@@ -248,6 +278,14 @@ pub fn degraded() -> HealthReport {
         backend: "postgres".into(),
         latency_ms: 500,
         error: Some("no answer within 500 ms".into()),
+    };
+    report.writes = WritesCheck {
+        status: WritesStatus::Behind,
+        queued: 3,
+        behind_ms: 42_000,
+        spool_bytes: 1_870,
+        rejected: 0,
+        error: Some("cannot connect to the database: connection refused".into()),
     };
     report
 }

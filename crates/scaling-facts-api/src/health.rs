@@ -82,6 +82,72 @@ pub struct WatchCheck {
     pub connected: bool,
     pub last_heard: Option<DateTime<Utc>>,
     pub stale: bool,
+    /// Each watched kind (`services`, `revisions`, `podautoscalers`, `deployments`, `pods`,
+    /// `configmaps`); empty when the service does not watch Kubernetes.
+    #[serde(default)]
+    pub kinds: Vec<KindCheck>,
+}
+
+/// One watched kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct KindCheck {
+    pub kind: String,
+    /// Listed at least once since start.
+    pub listed: bool,
+    /// Listed, and watching without a recent error.
+    pub healthy: bool,
+    /// Watch errors since start.
+    pub errors: u64,
+    /// When the last event of this kind arrived.
+    pub last_event: Option<DateTime<Utc>>,
+}
+
+/// Whether the store's history has been loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryStatus {
+    /// Still trying (the store is down or migrating); measuring goes on without it.
+    Loading,
+    Loaded,
+}
+
+/// The history load, which runs in the background from start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HistoryCheck {
+    pub status: HistoryStatus,
+    /// Wakes loaded.
+    pub wakes: u64,
+    /// Why the last attempt failed; shown only to callers with a valid token.
+    pub error: Option<String>,
+}
+
+/// How the write path is keeping up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WritesStatus {
+    /// Writes reach the store as they are made.
+    Ok,
+    /// Writes have waited longer than a few seconds: the store is down or slow. They are
+    /// safe in the spool.
+    Behind,
+    /// The spool cannot be written: writes wait in memory.
+    SpoolFailing,
+}
+
+/// The write path from the measuring to the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WritesCheck {
+    pub status: WritesStatus,
+    /// Measured writes (wakes and wakes underway) not yet in the store.
+    pub queued: u64,
+    /// How long writes have waited without the queue emptying, in milliseconds.
+    pub behind_ms: u64,
+    /// Size of the spool file.
+    pub spool_bytes: u64,
+    /// Writes the store refused for good, set aside in the spool's rejected file.
+    pub rejected: u64,
+    /// The last store or spool error; shown only to callers with a valid token.
+    pub error: Option<String>,
 }
 
 /// The body of `/health`, on 200 and 503 alike.
@@ -92,6 +158,8 @@ pub struct HealthReport {
     pub releases: usize,
     pub store: StoreCheck,
     pub watch: WatchCheck,
+    pub history: HistoryCheck,
+    pub writes: WritesCheck,
     pub warmup: Vec<WarmupReport>,
     /// Services refused the release key they claim (see `GET /v1/releases`).
     #[serde(default)]

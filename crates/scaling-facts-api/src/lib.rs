@@ -40,8 +40,9 @@ pub use config::{AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView,
 pub use error::{ErrorBody, ErrorCode};
 pub use events::{Lagged, StreamEvent};
 pub use health::{
-    Alive, AliveStatus, HealthReport, HealthStatus, ReadyReport, StoreCheck, StoreStatus,
-    WarmupOutcome, WarmupReport, WatchCheck,
+    Alive, AliveStatus, HealthReport, HealthStatus, HistoryCheck, HistoryStatus, KindCheck,
+    ReadyReport, StoreCheck, StoreStatus, WarmupOutcome, WarmupReport, WatchCheck, WritesCheck,
+    WritesStatus,
 };
 pub use releases::{RefusedClaim, ReleaseList, ReleaseSummary};
 pub use runtime::{

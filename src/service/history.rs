@@ -1,0 +1,144 @@
+//! Brings the store up to date and loads its history, in the background, for as long as
+//! it takes: the migrations are retried with backoff (a database that is down, or not yet
+//! created, at start is normal in a cluster), then the wakes of the window and the wakes
+//! underway are read. The writes a previous process left in the spool are laid over what
+//! the store returned, since they may not be stored yet.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::spool::Write;
+use crate::measure::wake::{OpenChange, OpenWake};
+use crate::store::{Store, StoreError};
+use crate::telemetry::ErrorChain;
+use crate::telemetry::components::{Components, HistoryState};
+use scaling_facts_api::WakeRecord;
+
+const FIRST_RETRY: Duration = Duration::from_millis(200);
+const MAX_RETRY: Duration = Duration::from_secs(10);
+
+/// What the store (and the spool) knew when this process started.
+#[derive(Debug, Default)]
+pub struct History {
+    pub wakes: Vec<WakeRecord>,
+    pub open: Vec<OpenWake>,
+}
+
+/// Runs the migrations until they succeed (then sets `migrated`), and loads the history
+/// of the last `window` until that succeeds. None only when the service stops first.
+pub async fn load(
+    store: Store,
+    window: chrono::Duration,
+    left: Vec<Write>,
+    components: Arc<Components>,
+    migrated: watch::Sender<bool>,
+    shutdown: CancellationToken,
+) -> Option<History> {
+    retry("migrations", &components, &shutdown, || store.migrate()).await?;
+    migrated.send_replace(true);
+    let since = Utc::now() - window;
+    let (wakes, open) = retry("history", &components, &shutdown, || async {
+        let wakes = store.wakes_since(since).await?;
+        let open = store.open_wakes().await?;
+        Ok((wakes, open))
+    })
+    .await?;
+    let history = overlay(wakes, open, left);
+    tracing::info!(
+        wakes = history.wakes.len(),
+        underway = history.open.len(),
+        "history loaded"
+    );
+    components.set_history(HistoryState::Loaded {
+        wakes: history.wakes.len() as u64,
+    });
+    Some(history)
+}
+
+/// The spool's writes laid over the store's rows, in the order they were made.
+fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) -> History {
+    let mut underway: BTreeMap<String, OpenWake> = open
+        .into_iter()
+        .map(|o| (o.revision_uid.clone(), o))
+        .collect();
+    for w in left {
+        match w {
+            Write::Wake(record) => wakes.push(*record),
+            Write::Open(OpenChange::Opened(o)) => {
+                underway.insert(o.revision_uid.clone(), o);
+            }
+            Write::Open(OpenChange::Closed { revision_uid }) => {
+                underway.remove(&revision_uid);
+            }
+        }
+    }
+    History {
+        wakes,
+        open: underway.into_values().collect(),
+    }
+}
+
+async fn retry<T, F, Fut>(
+    what: &'static str,
+    components: &Components,
+    shutdown: &CancellationToken,
+    mut attempt: F,
+) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut delay = FIRST_RETRY;
+    loop {
+        match attempt().await {
+            Ok(v) => return Some(v),
+            Err(e) => {
+                let why = ErrorChain(&e).to_string();
+                tracing::warn!(what, error = %why, retry_in_ms = delay.as_millis() as u64, "the store is not ready; retrying");
+                components.set_history(HistoryState::Loading { error: Some(why) });
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = shutdown.cancelled() => return None,
+        }
+        delay = (delay * 2).min(MAX_RETRY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scaling_facts_api::WakeKind;
+
+    fn open(uid: &str, s: i64) -> OpenWake {
+        OpenWake {
+            revision_uid: uid.into(),
+            kind: WakeKind::Wake,
+            start_second: s,
+            requested_at: chrono::DateTime::from_timestamp(s, 0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_spool_is_laid_over_the_store_in_order() {
+        let left = vec![
+            Write::Open(OpenChange::Closed {
+                revision_uid: "a".into(),
+            }),
+            Write::Open(OpenChange::Opened(open("b", 20))),
+            Write::Open(OpenChange::Opened(open("c", 30))),
+            Write::Open(OpenChange::Closed {
+                revision_uid: "c".into(),
+            }),
+        ];
+        let h = overlay(Vec::new(), vec![open("a", 10), open("d", 5)], left);
+        let uids: Vec<_> = h.open.iter().map(|o| o.revision_uid.as_str()).collect();
+        assert_eq!(uids, ["b", "d"]);
+    }
+}
