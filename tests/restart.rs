@@ -5,13 +5,14 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use scaling_facts::store::Store;
 use scaling_facts_api::ColdStarts;
 use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 
+use common::binary::Binary;
 use common::{db_config, eventually, start_sim};
 
 const SCENARIO: &str = r#"
@@ -22,49 +23,8 @@ services:
     timing: {provisioning_ms: 200, pulling_image_ms: 2500, starting_ms: 300, terminating_ms: 100}
 "#;
 
-struct Binary {
-    child: Child,
-    base: String,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn start_binary(db_url: &str, kubeconfig: &std::path::Path) -> Binary {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_scaling-facts"))
-        .arg("serve")
-        .env("SCALING_FACTS_LISTEN_ADDR", format!("127.0.0.1:{port}"))
-        .env("SCALING_FACTS_DATABASE_URL", db_url)
-        .env("SCALING_FACTS_KUBECONFIG", kubeconfig)
-        .env("SCALING_FACTS_ALLOW_ANONYMOUS_READS", "true")
-        .env("SCALING_FACTS_LOG_FORMAT", "text")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("binary starts");
-    let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(r) = http.get(format!("{base}/health/ready")).send().await
-            && r.status() == 200
-        {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "binary never became ready"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Binary { child, base }
+    Binary::start(db_url, kubeconfig, &[], true).await
 }
 
 async fn served_count(base: &str) -> u64 {

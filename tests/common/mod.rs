@@ -2,6 +2,7 @@
 //! tokens and releases.
 #![allow(dead_code)]
 
+pub mod binary;
 pub mod fault_run;
 
 use std::sync::Arc;
