@@ -256,7 +256,7 @@ async fn a_write_the_store_refuses_is_set_aside_and_the_next_goes_on() {
     wake(&cluster, "api").await;
     wake(&cluster, "web").await;
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while stored_wakes(&db_url).await.len() < 1 {
+    while stored_wakes(&db_url).await.is_empty() {
         assert!(std::time::Instant::now() < deadline, "web's wake held up");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
