@@ -170,6 +170,7 @@ fn decode(kind: Kind, line: &[u8]) -> Option<Observation> {
 /// A synced tracker that knows `n` idle revisions.
 fn tracker_with(n: usize) -> Tracker {
     let mut t = Tracker::new(TrackerSettings::default());
+    t.merge_history(&[], &[], Stamp::now(Via::Listed));
     for i in 0..n {
         let id = identity(i);
         t.apply(
@@ -339,7 +340,6 @@ fn initial_sync() {
                     knative_namespace: "knative-serving".into(),
                 },
                 kubeconfig: Some(kubeconfig.clone()),
-                history_wait: Duration::from_secs(30),
             };
             // An empty store's history, there at once.
             let history = async { Some(scaling_facts::service::history::History::default()) };

@@ -145,7 +145,12 @@ async fn a_store_missing_at_start_delays_no_fact_and_loses_no_wake() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let stored = stored_wakes(&db_url).await;
-    assert_eq!(stored.len(), 1, "{stored:#?}");
+    assert_eq!(
+        stored.len(),
+        1,
+        "{stored:#?}\ntruth: {:#?}",
+        cluster.truth.wakes()
+    );
     assert_eq!(stored[0].outcome, Outcome::Served);
     drop(bin);
     sim.stop().await;

@@ -6,7 +6,9 @@
 //! faults are injected: relists (a fresh snapshot, with the watch layer's "gone" for what
 //! it no longer lists), reconnects that replay a gap late and repeat versions already
 //! seen, and restarts of the service (a new tracker, rebuilt from what the store holds,
-//! the recorded wakes and those underway, and a relist of every kind). The tracker's recorded wakes are compared with the truth.
+//! the recorded wakes and those underway, and a relist of every kind), also with the store
+//! answering only later, so that the history merges into a tracker already measuring.
+//! The tracker's recorded wakes are compared with the truth.
 //!
 //! `cargo test --test orderings` runs 2,000 cases; more with
 //! `PROPTEST_CASES=100000 cargo test --release --test orderings`. A failure prints the
@@ -34,6 +36,9 @@ enum Fault {
     Resume { kind: usize, at: i64, gap: i64 },
     /// The service is down for `down` before `at`, then restarts.
     Restart { at: i64, down: i64 },
+    /// A restart whose store answers only `after` the lists are in: the tracker measures
+    /// without its history, which merges when it arrives.
+    LateHistory { at: i64, down: i64, after: i64 },
 }
 
 #[derive(Debug, Clone)]
@@ -80,6 +85,8 @@ fn fault() -> impl Strategy<Value = Fault> {
             gap
         }),
         (0..200_000i64, 200..1_200i64).prop_map(|(at, down)| Fault::Restart { at, down }),
+        (0..200_000i64, 200..1_200i64, 0..20_000i64)
+            .prop_map(|(at, down, after)| { Fault::LateHistory { at, down, after } }),
     ]
 }
 

@@ -6,7 +6,7 @@
 
 mod history;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 
@@ -70,12 +70,9 @@ pub struct Output {
     pub wakes: Vec<Recorded>,
     /// Wakes that began or ended, for the store's list of wakes underway.
     pub open: Vec<OpenChange>,
-}
-
-impl Output {
-    pub fn is_empty(&self) -> bool {
-        self.wakes.is_empty() && self.open.is_empty()
-    }
+    /// Stored wakes found to be another record of a wake stored under a neighbouring
+    /// second: to delete, by (revision UID, start second).
+    pub retracted: Vec<(String, i64)>,
 }
 
 #[derive(Debug, Default)]
@@ -104,9 +101,13 @@ pub struct Tracker {
     restored_open: Vec<OpenWake>,
     /// The store's history has been merged in (or there is none to wait for).
     history_merged: bool,
-    /// Keys (revision UID, start second) of the wakes this process recorded before the
-    /// history merged: the history may hold them too, and each counts once.
-    live_keys: HashSet<(String, i64)>,
+    /// The wakes this process recorded before the history merged: the history may hold
+    /// them too (under the same key, or, for one found from timestamps, a neighbouring
+    /// second), and each counts once.
+    live: Vec<WakeRecord>,
+    /// Everything fed in before the history merged, to feed again to a tracker that has
+    /// it (None once merged, or when it outgrew [`history::MAX_REPLAY`]).
+    replay: Option<Vec<history::Fed>>,
 }
 
 /// What changed for the book since the last call.
@@ -123,6 +124,7 @@ impl Tracker {
     pub fn new(settings: TrackerSettings) -> Self {
         Self {
             settings,
+            replay: Some(Vec::new()),
             ..Default::default()
         }
     }
@@ -142,6 +144,7 @@ impl Tracker {
 
     /// Applies one observation.
     pub fn apply(&mut self, obs: Observation, stamp: Stamp) -> Output {
+        self.remember(|| history::Fed::Apply(Box::new(obs.clone()), stamp));
         let mut out = Output::default();
         let uid = match obs {
             Observation::Service(s) => {
@@ -320,7 +323,7 @@ impl Tracker {
             let record = to_record(f, release.clone(), rev, uid);
             rev.stats.record(&record, &self.settings.window, stamp.wall);
             if !self.history_merged {
-                self.live_keys.insert((uid.to_owned(), record.start_second));
+                self.live.push(record.clone());
             }
             out.wakes.push(Recorded {
                 service: service.clone(),
@@ -332,6 +335,7 @@ impl Tracker {
 
     /// Every observation so far reflects the cluster: evaluate every revision once.
     pub fn mark_synced(&mut self, stamp: Stamp) -> Output {
+        self.remember(|| history::Fed::Synced(stamp));
         self.synced = true;
         let mut out = Output::default();
         for o in std::mem::take(&mut self.restored_open) {
@@ -368,6 +372,7 @@ impl Tracker {
 
     /// Time passing: failure thresholds of wakes in progress, and the window's age limit.
     pub fn tick(&mut self, stamp: Stamp) -> Output {
+        self.remember(|| history::Fed::Tick(stamp));
         let mut out = Output::default();
         if !self.synced {
             return out;

@@ -114,6 +114,11 @@ pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiErr
             wakes,
             error: None,
         },
+        HistoryState::Failed { error } => HistoryCheck {
+            status: HistoryStatus::Failed,
+            wakes: 0,
+            error: Some(error).filter(|_| detailed),
+        },
     };
     let w = state.components.writes();
     let behind = w.behind(std::time::Instant::now());

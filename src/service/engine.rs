@@ -5,10 +5,10 @@
 //! (changed release facts).
 //!
 //! The book fills from the watches alone, so a store that is down at start delays
-//! nothing a caller reads. Measuring wakes waits for the initial lists and, up to
-//! `history_wait`, for the history: a wake the last process had underway is best
-//! continued from its stored start. Past that the engine measures without it, and the
-//! history merges when the store answers.
+//! nothing a caller reads. Measuring begins once the initial lists are in. When the
+//! history arrives (at once, or when a store that was down answers), the tracker measures
+//! everything it was fed again with it and reconciles (see `measure::tracker`'s history),
+//! so a wake the last process had underway is still continued from its stored start.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,8 +45,6 @@ pub struct EngineSettings {
     pub tracker: TrackerSettings,
     pub watch: WatchSettings,
     pub kubeconfig: Option<PathBuf>,
-    /// How long measuring waits for the history once the lists are in.
-    pub history_wait: Duration,
 }
 
 #[derive(Default)]
@@ -89,7 +87,6 @@ impl Engine {
         history: impl std::future::Future<Output = Option<History>> + Send,
         shutdown: CancellationToken,
     ) {
-        let started = Instant::now();
         let mut tracker = Tracker::new(settings.tracker);
         let history = history.fuse();
         tokio::pin!(history);
@@ -171,21 +168,17 @@ impl Engine {
                 () = shutdown.cancelled() => break,
             };
             self.publish(&mut tracker, output);
-            // Measuring begins once the lists are in and the history merged, or has been
-            // waited for long enough.
+            // Measuring begins once the lists are in, history or not: the tracker keeps
+            // what it is fed and, when the history arrives, measures it all again with it.
             if lists_in && !tracker.is_synced() {
-                let waited = started.elapsed() >= settings.history_wait;
-                if tracker.history_merged() || waited {
-                    if !tracker.history_merged() {
-                        tracing::warn!(
-                            waited_ms = started.elapsed().as_millis() as u64,
-                            "measuring without the store's history; it merges when the store answers"
-                        );
-                    }
-                    let out = tracker.mark_synced(Stamp::now(Via::Listed));
-                    self.synced.send_replace(true);
-                    self.publish(&mut tracker, out);
+                if !tracker.history_merged() {
+                    tracing::info!(
+                        "measuring before the store's history is in; it is reconciled when it arrives"
+                    );
                 }
+                let out = tracker.mark_synced(Stamp::now(Via::Listed));
+                self.synced.send_replace(true);
+                self.publish(&mut tracker, out);
             }
         }
         for w in watchers {
@@ -219,6 +212,15 @@ impl Engine {
             writes.push(Write::Wake(Box::new(r.wake)));
         }
         writes.extend(output.open.into_iter().map(Write::Open));
+        writes.extend(
+            output
+                .retracted
+                .into_iter()
+                .map(|(revision_uid, start_second)| Write::Retract {
+                    revision_uid,
+                    start_second,
+                }),
+        );
         self.outbox.push(writes);
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {

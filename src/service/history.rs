@@ -39,15 +39,28 @@ pub async fn load(
     migrated: watch::Sender<bool>,
     shutdown: CancellationToken,
 ) -> Option<History> {
-    retry("migrations", &components, &shutdown, || store.migrate()).await?;
+    // A migration that keeps failing is retried too: the log says why, and the spool
+    // keeps every write until an operator fixes it.
+    let _ = retry("migrations", &components, &shutdown, || store.migrate()).await?;
     migrated.send_replace(true);
     let since = Utc::now() - window;
-    let (wakes, open) = retry("history", &components, &shutdown, || async {
+    let read = retry("history", &components, &shutdown, || async {
         let wakes = store.wakes_since(since).await?;
         let open = store.open_wakes().await?;
         Ok((wakes, open))
     })
     .await?;
+    let (wakes, open) = match read {
+        Ok(read) => read,
+        // A row this service cannot read: measuring goes on without the history rather
+        // than waiting for a row that will never change.
+        Err(e) => {
+            let why = ErrorChain(&e).to_string();
+            tracing::error!(error = %why, "the stored history cannot be read; measuring without it");
+            components.set_history(HistoryState::Failed { error: why });
+            return Some(overlay(Vec::new(), Vec::new(), left));
+        }
+    };
     let history = overlay(wakes, open, left);
     tracing::info!(
         wakes = history.wakes.len(),
@@ -75,6 +88,12 @@ fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) ->
             Write::Open(OpenChange::Closed { revision_uid }) => {
                 underway.remove(&revision_uid);
             }
+            Write::Retract {
+                revision_uid,
+                start_second,
+            } => {
+                wakes.retain(|w| (&w.revision_uid, w.start_second) != (&revision_uid, start_second))
+            }
         }
     }
     History {
@@ -83,12 +102,14 @@ fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) ->
     }
 }
 
+/// Tries until the store answers, or gives up on an error that cannot pass (returned).
+/// None when the service stops first.
 async fn retry<T, F, Fut>(
     what: &'static str,
     components: &Components,
     shutdown: &CancellationToken,
     mut attempt: F,
-) -> Option<T>
+) -> Option<Result<T, StoreError>>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, StoreError>>,
@@ -96,7 +117,8 @@ where
     let mut delay = FIRST_RETRY;
     loop {
         match attempt().await {
-            Ok(v) => return Some(v),
+            Ok(v) => return Some(Ok(v)),
+            Err(e) if !e.is_transient() => return Some(Err(e)),
             Err(e) => {
                 let why = ErrorChain(&e).to_string();
                 tracing::warn!(what, error = %why, retry_in_ms = delay.as_millis() as u64, "the store is not ready; retrying");

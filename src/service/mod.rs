@@ -136,19 +136,21 @@ impl Service {
                 h
             })
         };
-        // The writer starts once the tables exist; until then writes wait in the spool.
+        // The writer starts once the history is read: what it reads must be what the
+        // store held before this process, or a replay would meet its own future wakes.
+        // Until then writes wait in the spool.
         let writing = {
             let writer = Writer {
                 store: state.store.clone(),
                 outbox: self.outbox.clone(),
                 grace: config.shutdown_grace(),
             };
-            let mut migrated = migrated.clone();
+            let mut loaded = loaded.clone();
             let shutdown = shutdown.clone();
             let components = state.components.clone();
             tokio::spawn(async move {
                 let ready = tokio::select! {
-                    m = migrated.wait_for(|m| *m) => m.is_ok(),
+                    l = loaded.wait_for(|l| *l) => l.is_ok(),
                     () = shutdown.cancelled() => false,
                 };
                 if ready {
@@ -195,7 +197,6 @@ impl Service {
                 tracker: config.measure.tracker(),
                 watch: config.measure.watch(),
                 kubeconfig: config.measure.kubeconfig.clone(),
-                history_wait: config.warmup_ceiling(),
             };
             let history = async move { history.await.ok().flatten() };
             let handle = tokio::spawn(engine.run(settings, history, shutdown.clone()));

@@ -33,6 +33,11 @@ pub enum Write {
     Wake(Box<WakeRecord>),
     /// A wake began or ended (the store's list of wakes underway).
     Open(OpenChange),
+    /// A stored wake turned out to be a second record of another: delete it.
+    Retract {
+        revision_uid: String,
+        start_second: i64,
+    },
 }
 
 #[derive(Serialize, Deserialize)]

@@ -317,5 +317,9 @@ async fn write(store: &Store, w: &Write) -> Result<(), StoreError> {
             Ok(())
         }
         Write::Open(change) => store.apply_open(change).await,
+        Write::Retract {
+            revision_uid,
+            start_second,
+        } => store.delete_wake(revision_uid, *start_second).await,
     }
 }

@@ -55,6 +55,20 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Deletes one wake (a second record of a wake stored under a neighbouring second).
+    pub async fn delete_wake(
+        &self,
+        revision_uid: &str,
+        start_second: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM wakes WHERE revision_uid = $1 AND start_second = $2")
+            .bind(revision_uid)
+            .bind(start_second)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
     /// The newest `limit` wakes of a revision, newest first.
     pub async fn recent_wakes(
         &self,

@@ -29,6 +29,10 @@ pub enum HistoryState {
     Loaded {
         wakes: u64,
     },
+    /// The store answered with rows this service cannot read; measuring goes on without.
+    Failed {
+        error: String,
+    },
 }
 
 /// The write path: what is measured but not yet stored.

@@ -21,6 +21,66 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // The history arrives the moment the lists are in, at a restart during a wake.
+        case(
+            7303182727816802050,
+            vec![Served, FailedPull, ScaleUp],
+            [0; 5],
+            vec![Fault::LateHistory {
+                at: 3726,
+                down: 200,
+                after: 0,
+            }],
+        ),
+        Case {
+            initial_scale: 3,
+            ..case(
+                171301821078783847,
+                vec![FailedTimedOut, Served],
+                [0; 5],
+                vec![Fault::LateHistory {
+                    at: 44740,
+                    down: 200,
+                    after: 5455,
+                }],
+            )
+        },
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                18413825238513823002,
+                vec![Replace, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Restart {
+                        at: 48873,
+                        down: 200,
+                    },
+                    Fault::LateHistory {
+                        at: 39593,
+                        down: 200,
+                        after: 9280,
+                    },
+                ],
+            )
+        },
+        // The store answers only after the lists: a wake underway at the restart, with
+        // the history merged the moment the lists are in.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                6175660407012079582,
+                vec![Replace, Served],
+                [0; 5],
+                vec![Fault::LateHistory {
+                    at: 31827,
+                    down: 200,
+                    after: 0,
+                }],
+            )
+        },
         // A restart as the first wake of a revision born at zero serves.
         Case {
             born_at_zero: true,

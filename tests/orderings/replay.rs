@@ -23,7 +23,11 @@ enum What {
     Obs(Box<Observation>, Via),
     /// A (re)list of one stream, as of then: its objects, and gone for those it dropped.
     List(Kind),
-    Restart,
+    /// The service restarts; with `late`, its history arrives only at the `History` event.
+    Restart {
+        late: bool,
+    },
+    History,
     Tick,
 }
 
@@ -147,6 +151,9 @@ impl Service {
                 .entry((w.revision_uid.clone(), w.start_second))
                 .or_insert(w);
         }
+        for key in out.retracted {
+            self.stored.remove(&key);
+        }
         for o in out.open {
             match o {
                 OpenChange::Opened(w) => self.open.insert(w.revision_uid.clone(), w),
@@ -210,12 +217,25 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         }
     }
     for f in &case.faults {
-        if let Fault::Restart { at, down } = *f {
-            // Lost while down; what was sent before the restart is in its relist.
-            all.retain(|(arrival, _, t, _)| {
-                !(*arrival > at - down && *arrival <= at || *arrival > at && *t <= at)
-            });
-            all.push((at, 9, at, What::Restart));
+        let (at, down, late) = match *f {
+            Fault::Restart { at, down } => (at, down, None),
+            Fault::LateHistory { at, down, after } => (at, down, Some(after)),
+            _ => continue,
+        };
+        // Lost while down; what was sent before the restart is in its relist.
+        all.retain(|(arrival, _, t, _)| {
+            !(*arrival > at - down && *arrival <= at || *arrival > at && *t <= at)
+        });
+        all.push((
+            at,
+            9,
+            at,
+            What::Restart {
+                late: late.is_some(),
+            },
+        ));
+        if let Some(after) = late {
+            all.push((at + after, 11, at + after, What::History));
         }
     }
     all.extend((0..end / 1_000).map(|s| (s * 1_000, 10, s * 1_000, What::Tick)));
@@ -230,9 +250,12 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         expected: None,
     };
     let stamp = svc.stamp(-5, Via::Listed);
+    // A first start: the store's history is there, and empty.
+    svc.tracker.merge_history(&[], &[], stamp);
     svc.tracker.apply(cluster_settings(), stamp);
     svc.tracker.mark_synced(stamp);
     let mut down_until = i64::MIN;
+    let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>)> = None;
     for (at, _, _, what) in all {
         match what {
             What::Obs(obs, via) => {
@@ -275,17 +298,42 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 svc.take(out, at);
             }
             What::Tick => {}
-            What::Restart => {
+            What::History => {
+                if let Some((wakes, open)) = history.take() {
+                    trace(at, "history arrives");
+                    let out = svc
+                        .tracker
+                        .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                    svc.take(out, at);
+                }
+            }
+            What::Restart { late } => {
+                // The store answers before the service restarts again. Were it down across
+                // both lifetimes, the end of a wake underway at the first restart would be
+                // known only to the first lifetime's memory (README, "Limits").
+                if let Some((wakes, open)) = history.take() {
+                    trace(at, "history arrives, just before the next restart");
+                    let out = svc
+                        .tracker
+                        .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                    svc.take(out, at);
+                }
                 trace(at, "restart");
                 down_until = at;
                 svc.tracker = Tracker::new(settings());
                 svc.known.clear();
                 let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
                 let open: Vec<OpenWake> = svc.open.values().cloned().collect();
-                let out = svc
-                    .tracker
-                    .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
-                svc.take(out, at);
+                if late {
+                    // What the store held at the restart, as it reads it later.
+                    history = Some((wakes, open));
+                } else {
+                    history = None;
+                    let out = svc
+                        .tracker
+                        .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                    svc.take(out, at);
+                }
                 svc.tracker
                     .apply(cluster_settings(), svc.stamp(at, Via::Listed));
                 svc.list(&world, None, at);

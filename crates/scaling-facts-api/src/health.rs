@@ -109,6 +109,9 @@ pub enum HistoryStatus {
     /// Still trying (the store is down or migrating); measuring goes on without it.
     Loading,
     Loaded,
+    /// The store answered with rows this service cannot read: measuring goes on without
+    /// them.
+    Failed,
 }
 
 /// The history load, which runs in the background from start.

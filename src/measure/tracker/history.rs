@@ -2,53 +2,251 @@
 //!
 //! The service starts without its store: the watchers and the book come first, and the
 //! wakes recorded before (with the wakes then underway) arrive whenever the store answers.
-//! Before the initial lists sync this is the ordinary restore. After, it is a merge: a wake
+//! The tracker keeps what it was fed until then; when the history arrives, a new tracker
+//! gets the history first and then the same feed, with the same stamps, and so measures
+//! exactly what it would have measured had the store answered at once. What the first
+//! tracker already recorded is reconciled with that: records it lacks are written, its
+//! records the new tracker does not make are retracted, and each revision's wake underway
+//! is set to the new tracker's.
+//!
+//! Only when the feed outgrew [`MAX_REPLAY`] (a store down for long in a large cluster)
+//! is the history merged into the running tracker instead, a best effort: a wake
 //! this process recorded and the store also holds counts once (same revision UID and start
-//! second), statistics take wakes in any order, and a wake the last process had underway
-//! is continued only if this process has not measured one of its own since.
+//! second, or a record found from whole-second timestamps and one stored to the millisecond
+//! a second or two apart), statistics are rebuilt from the merged wakes, and a wake the
+//! last process had underway is continued only if this process has not measured one of its
+//! own since. A duplicate that reached the store is retracted from it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::Duration;
 
 use super::{Output, Tracker};
-use crate::measure::observe::Stamp;
+use crate::measure::observe::{Observation, Stamp};
+use crate::measure::stats::RevisionStats;
 use crate::measure::wake::{OpenChange, OpenWake};
-use scaling_facts_api::WakeRecord;
+use scaling_facts_api::{Precision, WakeRecord};
+
+/// Two records of one revision this close (in start seconds) and with the same kind and
+/// outcome are one wake, when one of them is known only to the second: a wake found from
+/// timestamps is dated by the second it (or its first pod) began in, which may be a second
+/// or two after the stored start. Wakes of one revision are at least Knative's stable
+/// window apart (6 s or more), so two real wakes are never this close.
+const SAME_WAKE_SECONDS: i64 = 2;
+
+fn same_wake(a: &WakeRecord, b: &WakeRecord) -> bool {
+    a.kind == b.kind
+        && a.outcome == b.outcome
+        && (a.precision == Precision::S || b.precision == Precision::S)
+        && (a.start_second - b.start_second).abs() <= SAME_WAKE_SECONDS
+}
+
+/// One revision's wakes, each once: exact keys first (the stored copy kept), then
+/// neighbours (the millisecond record kept, else the stored one, else the earlier).
+/// Returns the kept wakes and the keys of the dropped ones that reached the store.
+fn collapse(stored: Vec<&WakeRecord>, live: Vec<WakeRecord>) -> (Vec<WakeRecord>, Vec<i64>) {
+    let mut keys: HashSet<i64> = HashSet::new();
+    let mut all: Vec<(WakeRecord, bool)> = stored
+        .into_iter()
+        .filter(|w| keys.insert(w.start_second))
+        .map(|w| (w.clone(), true))
+        .collect();
+    for w in live {
+        if keys.insert(w.start_second) {
+            all.push((w, false));
+        }
+    }
+    all.sort_by_key(|(w, _)| w.requested_at);
+    let mut kept: Vec<(WakeRecord, bool)> = Vec::with_capacity(all.len());
+    let mut dropped = Vec::new();
+    for (w, from_store) in all {
+        if let Some((last, last_stored)) = kept.last_mut()
+            && same_wake(last, &w)
+        {
+            let rank = |w: &WakeRecord, stored: bool| (w.precision == Precision::Ms, stored);
+            if rank(&w, from_store) > rank(last, *last_stored) {
+                dropped.push(last.start_second);
+                *last = w;
+                *last_stored = from_store;
+            } else {
+                dropped.push(w.start_second);
+            }
+            continue;
+        }
+        kept.push((w, from_store));
+    }
+    (kept.into_iter().map(|(w, _)| w).collect(), dropped)
+}
+
+/// The most inputs kept for a replay: about 100,000 revisions' initial lists several
+/// times over.
+pub const MAX_REPLAY: usize = 2_000_000;
+
+/// One input of the tracker, kept to feed again.
+#[derive(Debug, Clone)]
+pub enum Fed {
+    Apply(Box<Observation>, Stamp),
+    Tick(Stamp),
+    Synced(Stamp),
+}
 
 impl Tracker {
+    /// Keeps an input for the replay, until the history merged.
+    pub(super) fn remember(&mut self, fed: impl FnOnce() -> Fed) {
+        if self.history_merged {
+            return;
+        }
+        if let Some(buf) = self.replay.as_mut() {
+            if buf.len() >= MAX_REPLAY {
+                tracing::warn!(
+                    inputs = buf.len(),
+                    "the history is late and the replay is full: it will be merged as it comes"
+                );
+                self.replay = None;
+            } else {
+                buf.push(fed());
+            }
+        }
+    }
+
     /// Merges the recorded wakes and the wakes underway that the store (and the spool)
-    /// hold. Call once; later calls merge again, deduplicated by key.
+    /// hold. Call once; a later call merges again, each wake once.
     pub fn merge_history(
         &mut self,
         wakes: &[WakeRecord],
         open: &[OpenWake],
         stamp: Stamp,
     ) -> Output {
-        let mut out = Output::default();
-        let mut seen: HashSet<(&str, i64)> = HashSet::new();
-        let mut by_revision: HashMap<&str, Vec<&WakeRecord>> = HashMap::new();
-        for w in wakes {
-            let key = (w.revision_uid.as_str(), w.start_second);
-            if self
-                .live_keys
-                .contains(&(w.revision_uid.clone(), w.start_second))
-                || !seen.insert(key)
-            {
-                continue;
-            }
-            by_revision.entry(&w.revision_uid).or_default().push(w);
+        match self.replay.take() {
+            Some(fed) if !fed.is_empty() => self.rebuild(fed, wakes, open, stamp),
+            _ => self.merge_into(wakes, open, stamp),
         }
-        for (uid, group) in by_revision {
-            let rev = self.revisions.entry(uid.to_owned()).or_default();
+    }
+
+    /// A new tracker with the history, fed what this one was fed, then reconciled.
+    fn rebuild(
+        &mut self,
+        fed: Vec<Fed>,
+        wakes: &[WakeRecord],
+        open: &[OpenWake],
+        stamp: Stamp,
+    ) -> Output {
+        let mut fresh = Tracker::new(self.settings);
+        fresh.replay = None;
+        let mut got = fresh.merge_into(wakes, open, stamp);
+        for f in fed {
+            let out = match f {
+                Fed::Apply(obs, s) => fresh.apply(*obs, s),
+                Fed::Tick(s) => fresh.tick(s),
+                Fed::Synced(s) => fresh.mark_synced(s),
+            };
+            got.wakes.extend(out.wakes);
+            got.open.extend(out.open);
+            got.retracted.extend(out.retracted);
+        }
+        let mine: HashSet<(String, i64)> = self
+            .live
+            .iter()
+            .map(|w| (w.revision_uid.clone(), w.start_second))
+            .collect();
+        let theirs: HashSet<(String, i64)> = got
+            .wakes
+            .iter()
+            .map(|r| (r.wake.revision_uid.clone(), r.wake.start_second))
+            .collect();
+        let mut out = Output {
+            wakes: got
+                .wakes
+                .into_iter()
+                .filter(|r| !mine.contains(&(r.wake.revision_uid.clone(), r.wake.start_second)))
+                .collect(),
+            open: got.open,
+            retracted: got.retracted,
+        };
+        // A record under a key the store already held was never stored (the store keeps
+        // the first record of a key), so it has nothing to retract.
+        let held: HashSet<(String, i64)> = wakes
+            .iter()
+            .map(|w| (w.revision_uid.clone(), w.start_second))
+            .collect();
+        for key in mine.difference(&theirs).filter(|k| !held.contains(*k)) {
+            tracing::info!(revision_uid = %key.0, start_second = key.1, "with the history, a wake recorded before it is retracted");
+            out.retracted.push(key.clone());
+        }
+        // Each revision's wake underway is the new tracker's.
+        let mut uids: BTreeSet<&String> = self
+            .revisions
+            .iter()
+            .filter(|(_, r)| r.machine.open_wake().is_some())
+            .map(|(u, _)| u)
+            .collect();
+        uids.extend(open.iter().map(|o| &o.revision_uid));
+        uids.extend(
+            fresh
+                .revisions
+                .iter()
+                .filter(|(_, r)| r.machine.open_wake().is_some())
+                .map(|(u, _)| u),
+        );
+        for uid in uids {
+            out.open.push(
+                match fresh.revisions.get(uid).and_then(|r| r.machine.open_wake()) {
+                    Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
+                        revision_uid: uid.clone(),
+                        kind,
+                        start_second,
+                        requested_at,
+                    }),
+                    None => OpenChange::Closed {
+                        revision_uid: uid.clone(),
+                    },
+                },
+            );
+        }
+        *self = fresh;
+        out
+    }
+
+    /// The history merged into this tracker as it is.
+    fn merge_into(&mut self, wakes: &[WakeRecord], open: &[OpenWake], stamp: Stamp) -> Output {
+        let mut out = Output::default();
+        let mut stored: HashMap<&str, Vec<&WakeRecord>> = HashMap::new();
+        for w in wakes {
+            stored.entry(&w.revision_uid).or_default().push(w);
+        }
+        let mut live: HashMap<String, Vec<WakeRecord>> = HashMap::new();
+        for w in std::mem::take(&mut self.live) {
+            live.entry(w.revision_uid.clone()).or_default().push(w);
+        }
+        let mut uids: Vec<String> = stored.keys().map(|u| (*u).to_owned()).collect();
+        uids.extend(
+            live.keys()
+                .filter(|u| !stored.contains_key(u.as_str()))
+                .cloned(),
+        );
+        let mut measured: HashMap<String, i64> = HashMap::new();
+        for uid in uids {
+            let mine = live.remove(&uid).unwrap_or_default();
+            if let Some(newest) = mine.iter().map(|w| w.start_second).max() {
+                measured.insert(uid.clone(), newest);
+            }
+            let (kept, dropped) = collapse(stored.remove(uid.as_str()).unwrap_or_default(), mine);
+            for start_second in dropped {
+                tracing::info!(revision_uid = %uid, start_second, "a second record of one wake is retracted");
+                out.retracted.push((uid.clone(), start_second));
+            }
+            let rev = self.revisions.entry(uid.clone()).or_default();
             if rev.name.is_empty()
-                && let Some(w) = group.first()
+                && let Some(w) = kept.first()
             {
                 rev.name = w.revision.clone();
             }
+            // Rebuilt from every wake of the revision, so what this process recorded
+            // before and the history land in order, once.
+            rev.stats = RevisionStats::default();
             rev.stats
-                .record_all(group.iter().copied(), &self.settings.window, stamp.wall);
-            for w in &group {
+                .record_all(kept.iter(), &self.settings.window, stamp.wall);
+            for w in &kept {
                 let end = w
                     .serving_at
                     .unwrap_or(w.requested_at + Duration::milliseconds(w.duration_ms as i64));
@@ -61,12 +259,11 @@ impl Tracker {
             }
         }
         if self.synced {
-            self.continue_late(open, stamp, &mut out);
+            self.continue_late(open, &measured, stamp, &mut out);
         } else {
             self.restored_open = open.to_vec();
         }
         self.history_merged = true;
-        self.live_keys.clear();
         out
     }
 
@@ -78,12 +275,17 @@ impl Tracker {
     /// revision from the lists by now; a stored wake underway continues only where the
     /// machine found none of its own, else its row is closed (the machine's own wake, if
     /// any, replaced it already).
-    fn continue_late(&mut self, open: &[OpenWake], stamp: Stamp, out: &mut Output) {
+    fn continue_late(
+        &mut self,
+        open: &[OpenWake],
+        measured: &HashMap<String, i64>,
+        stamp: Stamp,
+        out: &mut Output,
+    ) {
         for o in open {
-            let measured_since = self
-                .live_keys
-                .iter()
-                .any(|(uid, s)| *uid == o.revision_uid && *s >= o.start_second - 1);
+            let measured_since = measured
+                .get(&o.revision_uid)
+                .is_some_and(|s| *s >= o.start_second - SAME_WAKE_SECONDS);
             let Some(rev) = self.revisions.get(&o.revision_uid) else {
                 out.open.push(OpenChange::Closed {
                     revision_uid: o.revision_uid.clone(),
