@@ -113,6 +113,26 @@ fn transient_sqlx(e: &sqlx::Error) -> bool {
     }
 }
 
+/// The `sslmode` of a PostgreSQL URL that allows a plaintext connection to a host other
+/// than loopback (`prefer`, the default, falls back to plaintext silently).
+fn plaintext_risk(url: &str) -> Option<&str> {
+    let mode = url
+        .split_once('?')
+        .and_then(|(_, q)| {
+            q.split('&')
+                .find_map(|kv| kv.strip_prefix("sslmode=").or(kv.strip_prefix("ssl-mode=")))
+        })
+        .unwrap_or("prefer");
+    let host = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?']).next().unwrap_or_default())
+        .map(|auth| auth.rsplit('@').next().unwrap_or_default())
+        .map(|hp| hp.rsplit_once(':').map_or(hp, |(h, _)| h))
+        .unwrap_or_default();
+    let loopback = matches!(host, "" | "localhost" | "127.0.0.1" | "[::1]");
+    (matches!(mode, "disable" | "allow" | "prefer") && !loopback).then_some(mode)
+}
+
 /// Which database is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -161,6 +181,15 @@ impl Store {
     pub fn connect_lazy(config: &DatabaseConfig) -> Result<Self, StoreError> {
         install_default_drivers();
         let backend = Backend::of_url(&config.database_url)?;
+        if backend == Backend::Postgres
+            && let Some(mode) = plaintext_risk(&config.database_url)
+        {
+            tracing::warn!(
+                sslmode = mode,
+                "the PostgreSQL connection is not required to use TLS; add sslmode=verify-full \
+                 (with sslrootcert for a private CA) or sslmode=require to the database URL"
+            );
+        }
         let pool = AnyPoolOptions::new()
             .max_connections(config.database_max_connections)
             .acquire_timeout(config.acquire_timeout())
@@ -249,6 +278,33 @@ fn time_of(what: &'static str, ms: i64) -> Result<chrono::DateTime<chrono::Utc>,
         what,
         source: format!("{ms} ms is out of range").into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plaintext_risk;
+
+    #[test]
+    fn a_url_that_may_go_plaintext_is_told_apart() {
+        assert_eq!(
+            plaintext_risk("postgres://u@db.prod:5432/sf"),
+            Some("prefer")
+        );
+        assert_eq!(
+            plaintext_risk("postgres://u:p@db/sf?sslmode=disable"),
+            Some("disable")
+        );
+        assert_eq!(plaintext_risk("postgres://u@db/sf?sslmode=require"), None);
+        assert_eq!(
+            plaintext_risk("postgres://u@db/sf?application_name=x&sslmode=verify-full"),
+            None
+        );
+        assert_eq!(
+            plaintext_risk("postgres://root@127.0.0.1:5432/postgres"),
+            None
+        );
+        assert_eq!(plaintext_risk("postgres://root@localhost/postgres"), None);
+    }
 }
 
 /// How long a health check waits for the store before calling it down.
