@@ -280,6 +280,9 @@ fn time_of(what: &'static str, ms: i64) -> Result<chrono::DateTime<chrono::Utc>,
     })
 }
 
+/// How long a health check waits for the store before calling it down.
+pub const PING_TIMEOUT: Duration = Duration::from_secs(2);
+
 #[cfg(test)]
 mod tests {
     use super::plaintext_risk;
@@ -306,6 +309,3 @@ mod tests {
         assert_eq!(plaintext_risk("postgres://root@localhost/postgres"), None);
     }
 }
-
-/// How long a health check waits for the store before calling it down.
-pub const PING_TIMEOUT: Duration = Duration::from_secs(2);
