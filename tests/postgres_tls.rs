@@ -141,8 +141,7 @@ async fn require_and_verify_full_connect_encrypted_and_a_foreign_ca_is_refused()
     let wrong = with_params(&admin_url, &tls_params("verify-full", &other_file));
     let err = sqlx::PgConnection::connect(&wrong)
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(
         format!("{err:?}").contains("UnknownIssuer"),
         "refused for its issuer, not for another reason: {err:?}"
