@@ -38,6 +38,11 @@ pub enum Command {
     /// The demo client alone, against a running service and activator.
     #[cfg(feature = "sim")]
     DemoClient(DemoClientConfig),
+    /// The simulator, the service and a fault schedule for a while; then every true wake
+    /// is compared with the store, and one line says how it went (exit 1 if any was lost
+    /// or doubled).
+    #[cfg(feature = "sim")]
+    Soak(SoakConfig),
     /// Print the OpenAPI document of the v1 API (the checked-in copy is `openapi/v1.json`).
     Openapi,
     /// Create a bearer token: prints the token once and the tokens-file entry that holds its hash.
@@ -288,6 +293,26 @@ pub struct DemoConfig {
         default_value = "127.0.0.1:8080"
     )]
     pub listen_addr: SocketAddr,
+}
+
+/// Everything `soak` needs.
+#[cfg(feature = "sim")]
+#[derive(Debug, Clone, Args)]
+pub struct SoakConfig {
+    /// How long the faults go on.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_SOAK_DURATION_SECONDS",
+        default_value_t = 120
+    )]
+    pub duration_seconds: u64,
+    /// A PostgreSQL URL (loopback only) on which a database is created for the run and
+    /// dropped after; SQLite in a temporary folder when absent.
+    #[arg(long, env = "SCALING_FACTS_SOAK_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Seed of the fault schedule: the same seed, the same faults in the same order.
+    #[arg(long, env = "SCALING_FACTS_SOAK_SEED", default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Everything `demo-client` needs.

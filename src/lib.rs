@@ -12,8 +12,9 @@
 //!
 //! Around them: [`config`] (the one clap configuration), [`telemetry`] (logs, Prometheus
 //! metrics, the readiness gate), [`service`] (start-up, warm-up, readiness and shutdown,
-//! wired to one cancellation token, and the measuring engine) and, with the default feature
-//! `sim`, `demo` (the one-command demo).
+//! wired to one cancellation token, the measuring engine and the write path with its spool)
+//! and, with the default feature `sim`, `demo` (the one-command demo) and `soak` (the
+//! simulator, the service and faults for N minutes, compared with the truth).
 //!
 //! The wire contract is the crate `scaling_facts_api`, which every layer names its facts
 //! with; the typed client (`scaling_facts_client`) and the simulated cluster
@@ -27,6 +28,8 @@ pub mod demo;
 pub mod measure;
 pub mod serve;
 pub mod service;
+#[cfg(feature = "sim")]
+pub mod soak;
 pub mod store;
 pub mod telemetry;
 pub mod watch;

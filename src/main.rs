@@ -56,6 +56,16 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         #[cfg(feature = "sim")]
+        Command::Soak(config) => {
+            telemetry::init_logging(LogFormat::Text);
+            let outcome = scaling_facts::soak::run(&config).await?;
+            println!("{}", outcome.line);
+            if !outcome.passed() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        #[cfg(feature = "sim")]
         Command::Demo(config) => {
             // The table is the demo's output; the service's logs would drown it.
             if std::env::var_os("RUST_LOG").is_none() {

@@ -203,24 +203,24 @@ impl Engine {
     }
 
     fn publish(&self, tracker: &mut Tracker, output: Output) {
-        // A wake before the change that closes it: a crash between the two leaves the
-        // wake stored and still underway, which a restart closes, never the reverse.
-        let mut writes = Vec::with_capacity(output.wakes.len() + output.open.len());
+        // Retractions first (a record replaced under its own key is retracted, then
+        // written again); a wake before the change that closes it: a crash between the
+        // two leaves the wake stored and still underway, which a restart closes, never
+        // the reverse.
+        let mut writes: Vec<Write> = output
+            .retracted
+            .into_iter()
+            .map(|(revision_uid, start_second)| Write::Retract {
+                revision_uid,
+                start_second,
+            })
+            .collect();
         for r in output.wakes {
             tracing::trace!(wake = ?r.wake, "recorded");
             self.observe_wake(&r.service, &r.wake);
             writes.push(Write::Wake(Box::new(r.wake)));
         }
         writes.extend(output.open.into_iter().map(Write::Open));
-        writes.extend(
-            output
-                .retracted
-                .into_iter()
-                .map(|(revision_uid, start_second)| Write::Retract {
-                    revision_uid,
-                    start_second,
-                }),
-        );
         self.outbox.push(writes);
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {

@@ -10,10 +10,13 @@
 //! - [`config`]: the editor's desired values and their audit trail.
 //! - [`wakes`]: one row per wake, keyed by revision UID and start second.
 //! - [`open`]: the wakes underway, so that a restart continues them.
+//! - `faults` (with the simulator): the outages the soak stages, and what it reads back.
 //!
 //! Histograms are not stored: they are derived from the wakes rows when history loads.
 
 pub mod config;
+#[cfg(feature = "sim")]
+pub mod faults;
 pub mod open;
 pub mod releases;
 pub mod wakes;

@@ -21,6 +21,21 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // The history arrives the moment a wake serves, while the pods' stream lags.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                13727041845107703593,
+                vec![Served, Served],
+                [0, 0, 1551, 44, 0],
+                vec![Fault::LateHistory {
+                    at: 16243,
+                    down: 200,
+                    after: 12565,
+                }],
+            )
+        },
         // The history arrives the moment the lists are in, at a restart during a wake.
         case(
             7303182727816802050,

@@ -146,13 +146,14 @@ impl Service {
     }
 
     fn take(&mut self, out: scaling_facts::measure::tracker::Output, at: i64) {
+        // As the service writes them: retractions first.
+        for key in out.retracted {
+            self.stored.remove(&key);
+        }
         for w in out.wakes.into_iter().map(|r| r.wake) {
             self.stored
                 .entry((w.revision_uid.clone(), w.start_second))
                 .or_insert(w);
-        }
-        for key in out.retracted {
-            self.stored.remove(&key);
         }
         for o in out.open {
             match o {
@@ -304,6 +305,15 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                     let out = svc
                         .tracker
                         .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                    trace(
+                        at,
+                        &format!(
+                            "  => merged: {} new, retracted {:?}, open {:?}",
+                            out.wakes.len(),
+                            out.retracted,
+                            out.open
+                        ),
+                    );
                     svc.take(out, at);
                 }
             }

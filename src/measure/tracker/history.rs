@@ -27,18 +27,28 @@ use crate::measure::stats::RevisionStats;
 use crate::measure::wake::{OpenChange, OpenWake};
 use scaling_facts_api::{Precision, WakeRecord};
 
-/// Two records of one revision this close (in start seconds) and with the same kind and
-/// outcome are one wake, when one of them is known only to the second: a wake found from
-/// timestamps is dated by the second it (or its first pod) began in, which may be a second
-/// or two after the stored start. Wakes of one revision are at least Knative's stable
-/// window apart (6 s or more), so two real wakes are never this close.
-const SAME_WAKE_SECONDS: i64 = 2;
+/// Two records of one revision are one wake when one of them is known only to the second
+/// and they agree on kind and outcome, on the start (a wake found from timestamps is dated
+/// by the second it, or its first pod, began in: the next second at most) and on the end
+/// (a second-precision end is the timestamp's second, an upper bound). Two real wakes of a
+/// revision cannot agree on both: the second begins only after the first has ended and
+/// its pods have gone.
+const SAME_START_SECONDS: i64 = 1;
+const SAME_END_MS: i64 = 1_500;
+
+fn end_ms(w: &WakeRecord) -> i64 {
+    w.serving_at.map_or_else(
+        || w.requested_at.timestamp_millis() + w.duration_ms as i64,
+        |t| t.timestamp_millis(),
+    )
+}
 
 fn same_wake(a: &WakeRecord, b: &WakeRecord) -> bool {
     a.kind == b.kind
         && a.outcome == b.outcome
         && (a.precision == Precision::S || b.precision == Precision::S)
-        && (a.start_second - b.start_second).abs() <= SAME_WAKE_SECONDS
+        && (a.start_second - b.start_second).abs() <= SAME_START_SECONDS
+        && (end_ms(a) - end_ms(b)).abs() <= SAME_END_MS
 }
 
 /// One revision's wakes, each once: exact keys first (the stored copy kept), then
@@ -140,39 +150,36 @@ impl Tracker {
                 Fed::Tick(s) => fresh.tick(s),
                 Fed::Synced(s) => fresh.mark_synced(s),
             };
+
             got.wakes.extend(out.wakes);
             got.open.extend(out.open);
             got.retracted.extend(out.retracted);
         }
-        let mine: HashSet<(String, i64)> = self
-            .live
-            .iter()
-            .map(|w| (w.revision_uid.clone(), w.start_second))
-            .collect();
-        let theirs: HashSet<(String, i64)> = got
-            .wakes
-            .iter()
-            .map(|r| (r.wake.revision_uid.clone(), r.wake.start_second))
-            .collect();
+        let key = |w: &WakeRecord| (w.revision_uid.clone(), w.start_second);
+        let mine: HashMap<(String, i64), &WakeRecord> =
+            self.live.iter().map(|w| (key(w), w)).collect();
+        let theirs: HashMap<(String, i64), &WakeRecord> =
+            got.wakes.iter().map(|r| (key(&r.wake), &r.wake)).collect();
+        // A record under a key the store already held was never stored (the store keeps
+        // the first record of a key), so it has nothing to retract.
+        let held: HashSet<(String, i64)> = wakes.iter().map(key).collect();
+        let mut retracted = got.retracted;
+        for (k, w) in &mine {
+            let same = theirs.get(k).is_some_and(|t| *t == *w);
+            if !same && !held.contains(k) {
+                tracing::info!(revision_uid = %k.0, start_second = k.1, "with the history, a wake recorded before it is retracted");
+                retracted.push(k.clone());
+            }
+        }
         let mut out = Output {
             wakes: got
                 .wakes
                 .into_iter()
-                .filter(|r| !mine.contains(&(r.wake.revision_uid.clone(), r.wake.start_second)))
+                .filter(|r| mine.get(&key(&r.wake)).is_none_or(|m| **m != r.wake))
                 .collect(),
             open: got.open,
-            retracted: got.retracted,
+            retracted,
         };
-        // A record under a key the store already held was never stored (the store keeps
-        // the first record of a key), so it has nothing to retract.
-        let held: HashSet<(String, i64)> = wakes
-            .iter()
-            .map(|w| (w.revision_uid.clone(), w.start_second))
-            .collect();
-        for key in mine.difference(&theirs).filter(|k| !held.contains(*k)) {
-            tracing::info!(revision_uid = %key.0, start_second = key.1, "with the history, a wake recorded before it is retracted");
-            out.retracted.push(key.clone());
-        }
         // Each revision's wake underway is the new tracker's.
         let mut uids: BTreeSet<&String> = self
             .revisions
@@ -285,7 +292,7 @@ impl Tracker {
         for o in open {
             let measured_since = measured
                 .get(&o.revision_uid)
-                .is_some_and(|s| *s >= o.start_second - SAME_WAKE_SECONDS);
+                .is_some_and(|s| *s >= o.start_second - SAME_START_SECONDS);
             let Some(rev) = self.revisions.get(&o.revision_uid) else {
                 out.open.push(OpenChange::Closed {
                     revision_uid: o.revision_uid.clone(),

@@ -1,0 +1,271 @@
+//! One soak run: the wake drivers, the prober and the fault schedule, then a settled
+//! service whose served counts are read back for the histogram check.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rand::{Rng, SeedableRng};
+use tokio_util::sync::CancellationToken;
+
+use super::{Cluster, Db, child};
+use scaling_facts_api::ColdStarts;
+use scaling_facts_sim::faults::Fault;
+use scaling_facts_sim::{admin, resources};
+
+/// The releases the scenario's services give (no release-UID labels: `<name>.<namespace>`).
+const RELEASES: [(&str, &str); 4] = [
+    ("shop", "cart"),
+    ("pay", "ledger"),
+    ("shop", "search"),
+    ("pay", "broken"),
+];
+
+pub struct Run<'a> {
+    pub cluster: Cluster,
+    pub recipe: child::Recipe,
+    pub(super) db: &'a Db,
+    pub seed: u64,
+    pub duration: Duration,
+}
+
+/// What the run saw besides the store.
+pub struct Report {
+    /// Served wakes per revision UID, as the settled service counts them.
+    pub served_in_memory: BTreeMap<String, u64>,
+    /// 5xx answers to the prober (refused connections while the service is down are not
+    /// answers and are not counted).
+    pub server_errors: u64,
+    /// The faults applied, by kind.
+    pub faults: String,
+}
+
+fn pods_of(cluster: &Cluster, ns: &str, revision: &str) -> usize {
+    let sel = scaling_facts_sim::selector::Selector::parse(&format!(
+        "serving.knative.dev/revision={revision}"
+    ))
+    .expect("a valid selector");
+    cluster
+        .lock()
+        .list(resources::POD, Some(ns), &sel, None)
+        .count()
+}
+
+async fn until_gone(cluster: &Cluster, ns: &str, revision: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pods_of(cluster, ns, revision) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Wakes `svc` over and over until `stop`. `search` alternates served and aborted wakes
+/// (scaled back to zero 800 ms in, while its image still pulls); `broken` fails each one.
+async fn drive(cluster: Cluster, ns: &'static str, svc: &'static str, stop: CancellationToken) {
+    let rev = format!("{svc}-00001");
+    let mut n = 0u64;
+    while !stop.is_cancelled() {
+        let began = Instant::now();
+        n += 1;
+        if svc == "search" && n.is_multiple_of(2) {
+            let c = cluster.clone();
+            let wake = tokio::spawn(async move { c.activate(ns, svc, Duration::ZERO, None).await });
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            cluster.force_idle(ns, &rev);
+            let _ = wake.await;
+        } else {
+            let _ = cluster.activate(ns, svc, Duration::ZERO, None).await;
+            // Knative keeps a woken pod for its stable window; 2.5 s outlasts a restart.
+            tokio::time::sleep(Duration::from_millis(2_500)).await;
+            cluster.force_idle(ns, &rev);
+        }
+        until_gone(&cluster, ns, &rev).await;
+        // A wake is known by its revision and start second: never two in one second.
+        tokio::time::sleep(Duration::from_millis(1_100).saturating_sub(began.elapsed())).await;
+    }
+}
+
+impl Run<'_> {
+    pub async fn go(self) -> anyhow::Result<Report> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(3))
+            .build()?;
+        let mut service = self.recipe.start()?;
+        anyhow::ensure!(
+            service
+                .wait_for(&http, "/health/ready", Duration::from_secs(60))
+                .await,
+            "the service never became ready"
+        );
+        self.settle_initial_starts().await;
+
+        let stop = CancellationToken::new();
+        let drivers: Vec<_> = RELEASES
+            .iter()
+            .map(|(ns, svc)| tokio::spawn(drive(self.cluster.clone(), ns, svc, stop.clone())))
+            .collect();
+        let server_errors = Arc::new(AtomicU64::new(0));
+        let prober = tokio::spawn(probe(
+            http.clone(),
+            service.base.clone(),
+            server_errors.clone(),
+            stop.clone(),
+        ));
+
+        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
+        let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
+        let end = Instant::now() + self.duration;
+        while Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(rng.random_range(1_500..=4_000))).await;
+            let kind = match rng.random_range(0..11) {
+                0 | 1 => "watch drop",
+                2 => "410 gone",
+                3 => "api restart",
+                4 => "api refusing",
+                5 | 6 => "sigkill",
+                7 => "sigterm",
+                _ => "store outage",
+            };
+            *counts.entry(kind).or_insert(0) += 1;
+            tracing::info!(fault = kind, "soak fault");
+            match kind {
+                "watch drop" => admin::apply(&self.cluster, &Fault::DropWatches),
+                "410 gone" => admin::apply(&self.cluster, &Fault::GoneNext { count: 2 }),
+                "api restart" => admin::apply(&self.cluster, &Fault::Restart),
+                "api refusing" => admin::apply(&self.cluster, &Fault::Refuse { ms: 800 }),
+                "sigkill" | "sigterm" => {
+                    if kind == "sigkill" {
+                        service.kill();
+                    } else {
+                        service.terminate(Duration::from_secs(15)).await;
+                    }
+                    // Down for less than a wake lasts: a wake that began and ended while
+                    // nothing watched leaves nothing in the cluster to find.
+                    tokio::time::sleep(Duration::from_millis(rng.random_range(300..=1_200))).await;
+                    service = self.recipe.start()?;
+                    service
+                        .wait_for(&http, "/alive", Duration::from_secs(20))
+                        .await;
+                }
+                _ => {
+                    let outage = Duration::from_millis(rng.random_range(2_000..=6_000));
+                    self.store_outage(outage).await?;
+                }
+            }
+        }
+        stop.cancel();
+        for d in drivers {
+            let _ = d.await;
+        }
+        let _ = prober.await;
+
+        // Settled: the watches catch up, SIGTERM stores what is queued (or spools it),
+        // and a last start replays the spool and rebuilds its counts from the store.
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        service.terminate(Duration::from_secs(15)).await;
+        let service = self.recipe.start()?;
+        anyhow::ensure!(
+            service
+                .wait_for(&http, "/health", Duration::from_secs(60))
+                .await,
+            "the service never became healthy after the soak"
+        );
+        let served_in_memory = self.served_counts(&http, &service.base).await?;
+        service.terminate(Duration::from_secs(15)).await;
+        Ok(Report {
+            served_in_memory,
+            server_errors: server_errors.load(Ordering::Relaxed),
+            faults: counts
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
+    /// The healthy services' initial starts are done and back at zero.
+    async fn settle_initial_starts(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            let done = self
+                .cluster
+                .truth
+                .wakes()
+                .iter()
+                .filter(|w| w.service != "broken" && w.outcome.is_some())
+                .count();
+            if done >= 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        for (ns, svc) in RELEASES.iter().filter(|(_, s)| *s != "broken") {
+            self.cluster.force_idle(ns, &format!("{svc}-00001"));
+        }
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+    }
+
+    async fn store_outage(&self, outage: Duration) -> anyhow::Result<()> {
+        match self.db {
+            Db::Sqlite { path } => {
+                let lock = crate::store::faults::SqliteLock::take(path).await?;
+                tokio::time::sleep(outage).await;
+                lock.release().await?;
+            }
+            Db::Postgres { proxy, .. } => {
+                proxy.down();
+                tokio::time::sleep(outage).await;
+                proxy.up();
+            }
+        }
+        Ok(())
+    }
+
+    async fn served_counts(
+        &self,
+        http: &reqwest::Client,
+        base: &str,
+    ) -> anyhow::Result<BTreeMap<String, u64>> {
+        let mut out = BTreeMap::new();
+        for (ns, svc) in RELEASES {
+            let report: ColdStarts = http
+                .get(format!("{base}/v1/releases/{svc}.{ns}/cold-starts"))
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await
+                .context("a cold-starts report")?;
+            for r in report.revisions {
+                if r.counts.served > 0 {
+                    out.insert(r.revision_uid, r.counts.served);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Reads a release's facts four times a second, counting 5xx answers.
+async fn probe(
+    http: reqwest::Client,
+    base: String,
+    errors: Arc<AtomicU64>,
+    stop: CancellationToken,
+) {
+    while !stop.is_cancelled() {
+        for (ns, svc) in RELEASES {
+            if let Ok(r) = http
+                .get(format!("{base}/v1/releases/{svc}.{ns}/scaling"))
+                .send()
+                .await
+                && r.status().is_server_error()
+            {
+                tracing::warn!(status = %r.status(), release = %format!("{svc}.{ns}"), "5xx from the service");
+                errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
