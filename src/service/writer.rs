@@ -309,6 +309,7 @@ impl Writer {
 }
 
 async fn write(store: &Store, w: &Write) -> Result<(), StoreError> {
+    tracing::debug!(write = ?w, "storing");
     match w {
         Write::Wake(record) => {
             if !store.record_wake(record, Utc::now()).await? {

@@ -43,7 +43,10 @@ impl Recipe {
             .env("SCALING_FACTS_IMAGE_PULL_FAILURE_AFTER_SECONDS", "5")
             .env("SCALING_FACTS_DATABASE_ACQUIRE_TIMEOUT_MS", "1000")
             .env("SCALING_FACTS_LOG_FORMAT", "text")
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("SCALING_FACTS_SOAK_SERVICE_LOG").unwrap_or_else(|_| "info".into()),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)

@@ -6,8 +6,12 @@
 //! `410 Gone`, restarts or refuses connections; the service is killed with SIGKILL or
 //! stopped with SIGTERM and started again; the store goes away for 2-6 s (PostgreSQL: a
 //! proxy refuses new connections and cuts the open ones; SQLite: another connection holds
-//! the write lock). Meanwhile four services wake over and over: two that serve, one whose
-//! wakes alternate between served and aborted, one whose image never pulls (failed).
+//! the write lock). Meanwhile five services wake over and over: three that serve (one
+//! slowly), one whose image never pulls (failed), and one scaled back to zero before its
+//! 20-second image pull ends (aborted). An aborted wake lasts the scenario's stable window
+//! (6 s), as in Knative, which keeps a revision's pods wanted that long after the last
+//! request; and the aborted service's revision is created at zero, since Knative never
+//! scales a new revision away before its first start either serves or fails.
 //!
 //! - [`child`]: the service process; [`proxy`]: the PostgreSQL outage;
 //! - [`compare`]: truth against the store.
@@ -37,6 +41,7 @@ services:
   - {namespace: pay, name: ledger, timing: {provisioning_ms: {min: 10, max: 150}, pulling_image_ms: {min: 10, max: 300}, starting_ms: {min: 10, max: 150}, terminating_ms: 50}}
   - {namespace: shop, name: search, timing: {provisioning_ms: 200, pulling_image_ms: 2500, starting_ms: 300, terminating_ms: 50}}
   - {namespace: pay, name: broken, failure: image_pull_backoff, timing: {provisioning_ms: 50, pulling_image_ms: 100, starting_ms: 50, terminating_ms: 50}}
+  - {namespace: shop, name: slow, start: idle, timing: {provisioning_ms: 300, pulling_image_ms: 20000, starting_ms: 300, terminating_ms: 50}}
 "#;
 
 /// What one soak found: the line it prints, and whether it passed.

@@ -16,12 +16,17 @@ use scaling_facts_sim::faults::Fault;
 use scaling_facts_sim::{admin, resources};
 
 /// The releases the scenario's services give (no release-UID labels: `<name>.<namespace>`).
-const RELEASES: [(&str, &str); 4] = [
+const RELEASES: [(&str, &str); 5] = [
     ("shop", "cart"),
     ("pay", "ledger"),
     ("shop", "search"),
     ("pay", "broken"),
+    ("shop", "slow"),
 ];
+
+/// How long an aborted wake lasts: the scenario's stable window and a little, the least
+/// Knative waits after the last request before it wants no pods.
+const ABORT_AFTER: Duration = Duration::from_millis(6_500);
 
 pub struct Run<'a> {
     pub cluster: Cluster,
@@ -60,18 +65,16 @@ async fn until_gone(cluster: &Cluster, ns: &str, revision: &str) {
     }
 }
 
-/// Wakes `svc` over and over until `stop`. `search` alternates served and aborted wakes
-/// (scaled back to zero 800 ms in, while its image still pulls); `broken` fails each one.
+/// Wakes `svc` over and over until `stop`. `slow` is scaled back to zero while its image
+/// still pulls (aborted); `broken` fails each time.
 async fn drive(cluster: Cluster, ns: &'static str, svc: &'static str, stop: CancellationToken) {
     let rev = format!("{svc}-00001");
-    let mut n = 0u64;
     while !stop.is_cancelled() {
         let began = Instant::now();
-        n += 1;
-        if svc == "search" && n.is_multiple_of(2) {
+        if svc == "slow" {
             let c = cluster.clone();
             let wake = tokio::spawn(async move { c.activate(ns, svc, Duration::ZERO, None).await });
-            tokio::time::sleep(Duration::from_millis(800)).await;
+            tokio::time::sleep(ABORT_AFTER).await;
             cluster.force_idle(ns, &rev);
             let _ = wake.await;
         } else {
@@ -193,14 +196,17 @@ impl Run<'_> {
                 .truth
                 .wakes()
                 .iter()
-                .filter(|w| w.service != "broken" && w.outcome.is_some())
+                .filter(|w| w.service != "broken" && w.service != "slow" && w.outcome.is_some())
                 .count();
             if done >= 3 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        for (ns, svc) in RELEASES.iter().filter(|(_, s)| *s != "broken") {
+        for (ns, svc) in RELEASES
+            .iter()
+            .filter(|(_, s)| *s != "broken" && *s != "slow")
+        {
             self.cluster.force_idle(ns, &format!("{svc}-00001"));
         }
         tokio::time::sleep(Duration::from_millis(1_500)).await;
