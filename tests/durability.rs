@@ -345,3 +345,25 @@ async fn a_postgres_database_recreated_empty_is_migrated_again() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn never_ready_before_the_releases_are_listed() {
+    // The Kubernetes API is unreachable: whatever the ceiling, an empty book says nothing
+    // about the cluster, so readiness stays closed while liveness and health answer.
+    let (sim, _client) = start_sim(SCENARIO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kubeconfig).unwrap();
+    sim.stop().await;
+    let db_url = format!("sqlite://{}/sf.db?mode=rwc", dir.path().display());
+    let bin = Binary::start(&db_url, &kubeconfig, &[SHORT_WARMUP], false).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (status, ready) = bin.get_json("/health/ready").await;
+    assert_eq!(status, 503, "{ready}");
+    let (status, health) = bin.get_json("/health").await;
+    assert_eq!(status, 503, "{health}");
+    assert_eq!(health["status"], "starting", "{health}");
+    assert_eq!(health["history"]["status"], "loaded", "{health}");
+    let (status, _) = bin.get_json("/alive").await;
+    assert_eq!(status, 200);
+}
