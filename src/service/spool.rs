@@ -257,3 +257,67 @@ struct LineRef<'a> {
     seq: u64,
     write: &'a Write,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::wake::OpenChange;
+
+    fn closed(uid: &str) -> Write {
+        Write::Open(OpenChange::Closed {
+            revision_uid: uid.into(),
+        })
+    }
+
+    #[test]
+    fn appends_read_back_in_order_and_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.spool");
+        let (mut spool, left) = Spool::open(&path).unwrap();
+        assert!(left.is_empty() && spool.is_empty());
+        assert_eq!(spool.append(&[closed("a"), closed("b")]).unwrap(), 1);
+        assert_eq!(spool.append(&[closed("c")]).unwrap(), 3);
+        let (first, at) = spool.read_from(0, 2).unwrap();
+        assert_eq!(first.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [1, 2]);
+        let (rest, end) = spool.read_from(at, 10).unwrap();
+        assert_eq!(rest, vec![(3, closed("c"))]);
+        assert_eq!(end, spool.len());
+        drop(spool);
+        // What a killed process left is handed back, and numbering goes on after it.
+        let (mut spool, left) = Spool::open(&path).unwrap();
+        assert_eq!(left.len(), 3);
+        assert_eq!(spool.append(&[closed("d")]).unwrap(), 4);
+        spool.clear().unwrap();
+        assert!(spool.is_empty());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_a_damaged_one_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.spool");
+        let good = serde_json::to_string(&LineRef {
+            seq: 1,
+            write: &closed("a"),
+        })
+        .unwrap();
+        std::fs::write(&path, format!("{good}\nnot json\n{{\"seq\":3,\"wri")).unwrap();
+        let (spool, left) = Spool::open(&path).unwrap();
+        assert_eq!(left, vec![(1, closed("a"))]);
+        // The torn tail is cut off; the damaged line is kept aside with its reason.
+        assert_eq!(spool.len(), (good.len() + 1 + "not json\n".len()) as u64);
+        let rejected = std::fs::read_to_string(spool.rejected_path()).unwrap();
+        assert!(rejected.contains("not json"), "{rejected}");
+    }
+
+    #[test]
+    fn one_process_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.spool");
+        let (_held, _) = Spool::open(&path).unwrap();
+        assert!(matches!(
+            Spool::open(&path),
+            Err(ServiceError::SpoolInUse { .. })
+        ));
+    }
+}
