@@ -367,3 +367,46 @@ async fn never_ready_before_the_releases_are_listed() {
     let (status, _) = bin.get_json("/alive").await;
     assert_eq!(status, 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_is_degraded_while_a_watch_is_down() {
+    let (sim, _client) = start_sim(SCENARIO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kubeconfig).unwrap();
+    let db_url = format!("sqlite://{}/sf.db?mode=rwc", dir.path().display());
+    let bin = Binary::start(&db_url, &kubeconfig, &[], true).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, health) = bin.get_json("/health").await;
+        if status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never healthy: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The API server goes away: every watch fails, and `/health` says which.
+    sim.stop().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, health) = bin.get_json("/health").await;
+        let down = health["watch"]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["healthy"] == false)
+            .count();
+        if status == 503 && health["status"] == "degraded" && down > 0 {
+            assert!(health["watch"]["kinds"][0]["errors"].as_u64().is_some());
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still ok without a watch: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
