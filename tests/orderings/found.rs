@@ -21,6 +21,22 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A relist of the pods during a scale-up of a serving revision whose pod was never
+        // seen ready: the new pods are more of that serving period, not a wake.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                3969044488417174032,
+                vec![ScaleUp, FailedPull, FailedTimedOut, Served, ScaleUp],
+                [0; 5],
+                vec![Fault::Relist {
+                    kind: 4,
+                    at: 123411,
+                    gap: 711,
+                }],
+            )
+        },
         // The history arrives the moment a wake serves, while the pods' stream lags.
         Case {
             deployment_first: Some(true),

@@ -151,6 +151,13 @@ impl Service {
             self.stored.remove(&key);
         }
         for w in out.wakes.into_iter().map(|r| r.wake) {
+            trace(
+                at,
+                &format!(
+                    "  stored {:?} {:?} {:?} {} {} ms",
+                    w.kind, w.outcome, w.precision, w.requested_at, w.duration_ms
+                ),
+            );
             self.stored
                 .entry((w.revision_uid.clone(), w.start_second))
                 .or_insert(w);

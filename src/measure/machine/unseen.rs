@@ -77,9 +77,21 @@ impl Machine {
             .as_ref()
             .and_then(|p| p.queued)
             .filter(|(since, _)| self.last.is_none_or(|l| since.timestamp() > l.start_second));
+        // A PA active since the last wake ended (its serving period, not a new one) says
+        // the revision never went back to zero: new pods are a scale-up of that period
+        // (the pods that served it may just not have been seen ready), not a wake.
+        let still_active = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.active)
+            .is_some_and(|(since, _)| {
+                self.last
+                    .is_some_and(|l| since.timestamp() <= l.end_second + 1)
+            });
         let pending = self
             .pods
             .iter()
+            .filter(|_| queued.is_some() || !still_active)
             .filter(|p| !p.snap.deleting && after_last(p.created_second()))
             // A pod comes after the scale-up that began its wake: seen first, it bounds
             // the start by its creation second, it does not time it.
