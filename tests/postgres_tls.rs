@@ -3,7 +3,9 @@
 //! store and through the release binary; a server certificate from another CA is refused.
 //!
 //! The setup changes the local server's TLS files (`ALTER SYSTEM`, then a reload), which
-//! every other test tolerates: they connect with the default `prefer`.
+//! every other test tolerates: they connect with the default `prefer`. The files live in
+//! the server's data directory, so that a server restarted before the test puts its
+//! settings back still finds them; at the end the settings are reset.
 
 mod common;
 
@@ -15,9 +17,17 @@ use sqlx::{Connection, Row};
 
 use scaling_facts::store::Store;
 
-/// Where the server's files go: outside any temp dir a test removes, since the server
-/// reads them again on every reload.
-const DIR: &str = "/var/tmp/scaling-facts-pg-tls";
+/// Where the server's files go, inside its data directory: the server reads them again on
+/// every reload and restart.
+const DIR: &str = "scaling-facts-test-tls";
+
+/// The settings the test changes, reset to the server's own configuration.
+const RESET: [&str; 4] = [
+    "ALTER SYSTEM RESET ssl_cert_file",
+    "ALTER SYSTEM RESET ssl_key_file",
+    "ALTER SYSTEM RESET ssl",
+    "SELECT pg_reload_conf()",
+];
 
 struct Ca {
     pem: String,
@@ -52,8 +62,9 @@ async fn enable_tls(admin: &mut sqlx::PgConnection) -> PathBuf {
         CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
     let key = KeyPair::generate().unwrap();
     let cert = params.signed_by(&key, &ca.issuer).unwrap();
-    std::fs::create_dir_all(DIR).unwrap();
-    let dir = Path::new(DIR);
+    let dir = Path::new(&data_dir).join(DIR);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(owner.uid()), Some(owner.gid())).unwrap();
     let crt = dir.join("server.crt");
     let keyfile = dir.join("server.key");
     std::fs::write(&crt, cert.pem()).unwrap();
@@ -172,4 +183,7 @@ async fn require_and_verify_full_connect_encrypted_and_a_foreign_ca_is_refused()
     .execute(&mut admin)
     .await
     .unwrap();
+    for setting in RESET {
+        sqlx::raw_sql(setting).execute(&mut admin).await.unwrap();
+    }
 }
