@@ -16,6 +16,10 @@ impl Machine {
         if outcome == Outcome::Served {
             self.served_before = true;
             self.last_recorded_serving = self.last_recorded_serving.max(Some(end));
+        } else {
+            // An aborted or failed start ends at zero: whatever starts next is a wake, even
+            // for a revision that never served (its first start failed).
+            self.seen_at_zero = true;
         }
         if self.last.is_none_or(|l| l.start_second < start_second) {
             self.next_id += 1;
