@@ -339,19 +339,11 @@ impl Tracker {
         self.synced = true;
         let mut out = Output::default();
         for o in std::mem::take(&mut self.restored_open) {
-            let Some(rev) = self.revisions.get(&o.revision_uid) else {
+            if !self.continue_open(&o, stamp) {
                 out.open.push(OpenChange::Closed {
                     revision_uid: o.revision_uid,
                 });
-                continue;
-            };
-            let ctx = self.ctx(&self.knobs(rev));
-            let rev = self
-                .revisions
-                .get_mut(&o.revision_uid)
-                .expect("looked up above");
-            rev.machine
-                .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
+            }
         }
         for rev in self.revisions.values_mut() {
             rev.machine.listed();
@@ -364,6 +356,21 @@ impl Tracker {
         self.dirty.extend(keys.iter().cloned());
         self.dirty_reports.extend(keys);
         out
+    }
+
+    /// Continues a wake the last process had underway; false when its revision is gone.
+    fn continue_open(&mut self, o: &OpenWake, stamp: Stamp) -> bool {
+        let Some(rev) = self.revisions.get(&o.revision_uid) else {
+            return false;
+        };
+        let ctx = self.ctx(&self.knobs(rev));
+        let rev = self
+            .revisions
+            .get_mut(&o.revision_uid)
+            .expect("looked up above");
+        rev.machine
+            .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
+        true
     }
 
     pub fn is_synced(&self) -> bool {

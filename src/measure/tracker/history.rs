@@ -308,13 +308,7 @@ impl Tracker {
                 });
                 continue;
             }
-            let ctx = self.ctx(&self.knobs(rev));
-            let rev = self
-                .revisions
-                .get_mut(&o.revision_uid)
-                .expect("looked up above");
-            rev.machine
-                .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
+            self.continue_open(o, stamp);
             self.evaluate(&o.revision_uid, stamp, out);
         }
     }
