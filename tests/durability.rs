@@ -8,10 +8,10 @@ mod common;
 use std::time::Duration;
 
 use scaling_facts::store::Store;
-use scaling_facts_api::{ColdStarts, Outcome, WakeKind, WakeRecord};
+use scaling_facts_api::{ColdStarts, Outcome, WakeKind};
 use sqlx::Connection;
 
-use common::binary::Binary;
+use common::binary::{Binary, stored_wakes};
 use common::{db_config, eventually, start_sim};
 
 const SCENARIO: &str = r#"
@@ -22,17 +22,6 @@ services:
 "#;
 
 const SHORT_WARMUP: (&str, &str) = ("SCALING_FACTS_WARMUP_CEILING_MS", "1500");
-
-async fn stored_wakes(db_url: &str) -> Vec<WakeRecord> {
-    let store = Store::connect(&db_config(db_url)).await.unwrap();
-    let mut all = store
-        .wakes_since(chrono::DateTime::UNIX_EPOCH)
-        .await
-        .unwrap();
-    store.close().await;
-    all.retain(|w| w.kind == WakeKind::Wake);
-    all
-}
 
 async fn served_in_memory(bin: &Binary, release: &str) -> u64 {
     let r = reqwest::get(format!("{}/v1/releases/{release}/cold-starts", bin.base))

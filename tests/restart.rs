@@ -8,12 +8,11 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use scaling_facts::store::Store;
 use scaling_facts_api::ColdStarts;
-use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
+use scaling_facts_api::{Outcome, Precision};
 
 use common::binary::Binary;
-use common::{db_config, eventually, start_sim};
+use common::{eventually, start_sim};
 
 const SCENARIO: &str = r#"
 seed: 4
@@ -35,17 +34,6 @@ async fn served_count(base: &str) -> u64 {
         .await
         .unwrap();
     report.revisions.first().map_or(0, |r| r.counts.served)
-}
-
-async fn wakes(db_url: &str) -> Vec<WakeRecord> {
-    let store = Store::connect(&db_config(db_url)).await.unwrap();
-    let mut all = store
-        .wakes_since(chrono::DateTime::UNIX_EPOCH)
-        .await
-        .unwrap();
-    store.close().await;
-    all.retain(|w| w.kind == WakeKind::Wake);
-    all
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,7 +68,7 @@ async fn a_wake_cut_by_sigkill_is_recorded_once_after_restart() {
         cluster.force_idle("app", "api-00001");
         tokio::time::sleep(Duration::from_millis(1_200)).await;
     }
-    let before = wakes(&db_url).await;
+    let before = common::binary::stored_wakes(&db_url).await;
     assert_eq!(before.len(), 2);
     assert!(before.iter().all(|w| w.precision == Precision::Ms));
 
@@ -104,7 +92,7 @@ async fn a_wake_cut_by_sigkill_is_recorded_once_after_restart() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let after = wakes(&db_url).await;
+    let after = common::binary::stored_wakes(&db_url).await;
     assert_eq!(after.len(), 3, "{after:#?}");
     assert_eq!(&after[..2], &before[..], "nothing before the kill changed");
     let third = &after[2];
@@ -123,7 +111,11 @@ async fn a_wake_cut_by_sigkill_is_recorded_once_after_restart() {
     bin.child.wait().unwrap();
     let mut bin = start_binary(&db_url, &kubeconfig).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(wakes(&db_url).await.len(), 3, "no wake recorded twice");
+    assert_eq!(
+        common::binary::stored_wakes(&db_url).await.len(),
+        3,
+        "no wake recorded twice"
+    );
 
     // SIGTERM: a prompt, clean exit.
     let started = std::time::Instant::now();

@@ -89,3 +89,18 @@ impl Drop for Binary {
         let _ = self.child.wait();
     }
 }
+
+/// The wakes (not initial starts) the store at `db_url` holds, read with a connection of
+/// its own, as the probes see the database beside the running binary.
+pub async fn stored_wakes(db_url: &str) -> Vec<scaling_facts_api::WakeRecord> {
+    let store = scaling_facts::store::Store::connect(&super::db_config(db_url))
+        .await
+        .unwrap();
+    let mut all = store
+        .wakes_since(chrono::DateTime::UNIX_EPOCH)
+        .await
+        .unwrap();
+    store.close().await;
+    all.retain(|w| w.kind == scaling_facts_api::WakeKind::Wake);
+    all
+}
