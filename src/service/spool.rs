@@ -159,11 +159,6 @@ impl Spool {
         Ok(first)
     }
 
-    /// The sequence number of the last line appended.
-    pub fn last_seq(&self) -> u64 {
-        self.last_seq
-    }
-
     /// The file's length in bytes.
     pub fn len(&self) -> u64 {
         self.len
