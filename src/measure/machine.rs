@@ -315,13 +315,22 @@ impl Machine {
             WakeKind::Initial => self.created_at(at).unwrap_or(at),
             WakeKind::Wake => at,
         };
+        let after = self.began_after(at);
+        // Opened by an arrival that does not date it (a list): its pods may be older than
+        // the arrival, back to when its streams were last seen at zero or the last wake
+        // ended.
+        let floor = match (at.exact, after, self.last) {
+            (false, Some(a), _) => a.timestamp(),
+            (false, None, Some(l)) => l.end_second,
+            _ => requested.second() - 1,
+        };
         self.next_id += 1;
         self.failure = None;
         self.wake = Some(Box::new(Wake {
             id: self.next_id,
             kind,
             requested,
-            floor: requested.second() - 1,
+            floor: floor.min(requested.second() - 1),
             queued: None,
             fell: [false; 2],
             first_fall: None,
@@ -333,7 +342,7 @@ impl Machine {
             certain_abort: false,
             pod_seen: None,
             superseded: None,
-            after: self.began_after(at),
+            after,
         }));
     }
 

@@ -330,5 +330,74 @@ pub fn cases() -> Vec<Case> {
                 gap: 100,
             }],
         ),
+        // A relist hides the PA's fall that aborts a wake: its end is the Deployment's
+        // scale to zero, the KPA's second write, up to the gap between them later.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            ..case(
+                1748352712125475670,
+                vec![Served, FailedTimedOut, Served, Served, Aborted, Served],
+                [0, 0, 0, 20, 0],
+                vec![Fault::Relist {
+                    kind: 2,
+                    at: 90502,
+                    gap: 100,
+                }],
+            )
+        },
+        // A wake begun and served while the API server was down, found by the relists.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                530714739036723391,
+                vec![Served, Served, FailedTimedOut, Served, Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 85794,
+                    gap: 1300,
+                }],
+            )
+        },
+        // A revision born at zero whose first wake began and served in an outage.
+        Case {
+            born_at_zero: true,
+            ..case(
+                4459768693979764599,
+                vec![Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 4918,
+                    gap: 2049,
+                }],
+            )
+        },
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            ..case(
+                14918139476087402568,
+                vec![FailedPull, ScaleUp, Served, Served, Served, ScaleUp],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 52057,
+                    gap: 1095,
+                }],
+            )
+        },
+        // An aborted wake whose end fell in an outage, with the next wake under way.
+        Case {
+            quick: true,
+            ..case(
+                16913568210678144296,
+                vec![FailedTimedOut, FailedPull, Aborted, Served, Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 95802,
+                    gap: 1812,
+                }],
+            )
+        },
     ]
 }

@@ -45,11 +45,17 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
         out.push((w.t + next(rng, case.lag[k] + 1), w.t, what));
     }
     for f in &case.faults {
+        let relist = match *f {
+            Fault::Relist { kind: fk, at, gap } if fk == k => Some((at, gap)),
+            // Each stream notices the restarted API server and relists on its own.
+            Fault::Outage { at, gap } => Some((at + next(rng, 300), gap)),
+            _ => None,
+        };
+        if let Some((at, gap)) = relist {
+            out.retain(|(arrival, t, _)| *t > at || *t <= at - gap && *arrival <= at);
+            out.push((at, at, What::List(kind)));
+        }
         match *f {
-            Fault::Relist { kind: fk, at, gap } if fk == k => {
-                out.retain(|(arrival, t, _)| *t > at || *t <= at - gap && *arrival <= at);
-                out.push((at, at, What::List(kind)));
-            }
             Fault::Resume { kind: fk, at, gap } if fk == k => {
                 let mut repeats = Vec::new();
                 for item in out.iter_mut() {

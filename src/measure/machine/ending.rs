@@ -13,6 +13,7 @@ use scaling_facts_api::{Outcome, PhaseDurations, Precision, WakeKind};
 impl Machine {
     /// Moves the open wake on with what the objects show now.
     pub(super) fn settle(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        self.notice_requeued(now);
         if let Some(end) = self.wake.as_ref().and_then(|w| w.superseded) {
             self.close_superseded(end, now, out);
         }
@@ -50,13 +51,18 @@ impl Machine {
             w.requested = w.requested.earliest(w.requested.shifted(first));
         }
         let pa = self.pa.as_ref();
+        // A wake found already served by a list of its PA alone (an outage hid the rest)
+        // has no start yet: the arrival is after it, and its streams last seen at zero
+        // may be long before. Its first pod's creation will bound it, so the PA's word
+        // that it serves waits for the pods.
+        let dated = w.requested.exact || w.queued.is_some() || first.is_some();
         let served = self
             .pods
             .iter()
             .filter(mine)
             .filter(|p| p.snap.serving())
             .filter_map(|p| p.ready)
-            .chain(pa.and_then(|p| {
+            .chain(pa.filter(|_| dated).and_then(|p| {
                 let (since, at) = p.active?;
                 (since.timestamp() >= w.floor && p.actual().unwrap_or(0) > 0).then_some(at)
             }))
@@ -121,6 +127,25 @@ impl Machine {
         }
         self.wake = Some(w);
         self.close(Some(Outcome::Aborted), ending, now, out);
+    }
+
+    /// A PA `Queued` newer than the open wake's own: the PA left `Queued` and came back,
+    /// so the wake ended and another began, both unseen (a relist, or a watch that was
+    /// down across a quick abort and re-request). Knative writes a wake's `Queued` in the
+    /// reconcile that scales its Deployment, so within a second of the start; within one
+    /// wake the condition keeps its `lastTransitionTime`.
+    fn notice_requeued(&mut self, now: Stamp) {
+        let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued) else {
+            return;
+        };
+        let Some(w) = self.wake.as_mut().filter(|w| w.superseded.is_none()) else {
+            return;
+        };
+        let own = w.queued.unwrap_or(i64::MIN).max(w.start_second() + 1);
+        // An initial start's first `Queued` may come late: it was created without status.
+        if w.kind == WakeKind::Wake && since.timestamp() > own {
+            w.superseded = Some(At::back_from(now, since));
+        }
     }
 
     /// Ends the open wake at `end`; records it with `outcome` unless it was already

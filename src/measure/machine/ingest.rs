@@ -47,6 +47,7 @@ impl Machine {
         }
         let mut pa = self.pa.take().unwrap_or_default();
         let before = pa.desired();
+        let ended_before = [pa.idle, pa.timed_out].map(|c| c.map(|(since, _)| since));
         pa.update(snap, stamp, t);
         match (before, pa.desired()) {
             (Some(0), Some(n)) if n > 0 => {
@@ -58,7 +59,21 @@ impl Machine {
                     streamed: stamp.via != Via::Listed,
                 });
             }
-            (Some(b), Some(0)) if b > 0 => self.edge(Stream::Autoscaler, false, stamp),
+            (Some(b), Some(0)) if b > 0 => {
+                // A fall found by a list is dated by the condition that changed with it
+                // (not one lingering from an earlier wake).
+                let at = [pa.idle, pa.timed_out]
+                    .into_iter()
+                    .zip(ended_before)
+                    .find_map(|(c, before)| c.filter(|(since, _)| Some(*since) != before))
+                    .map_or(At::arrival(stamp), |(_, at)| at);
+                self.edges.push(Edge {
+                    stream: Stream::Autoscaler,
+                    rise: false,
+                    at,
+                    streamed: stamp.via != Via::Listed,
+                });
+            }
             _ => {}
         }
         let idle = pa

@@ -102,22 +102,30 @@ impl Machine {
         }
     }
 
-    /// Closes a restored wake that ended while the process was down: served if one of
-    /// its pods was ready, else aborted, by the time the PA queued anew at the latest.
-    pub(super) fn close_superseded(&mut self, end: At, now: Stamp, out: &mut Vec<Finished>) {
+    /// Closes a wake that ended unseen (while the process was down, or while its streams
+    /// were): served if one of its pods was ready, else aborted, by the end of the second
+    /// the PA queued anew in at the latest.
+    pub(super) fn close_superseded(&mut self, requeued: At, now: Stamp, out: &mut Vec<Finished>) {
         let Some(w) = self.wake.as_ref() else { return };
-        let (floor, id) = (w.floor, w.id);
+        let (floor, id, fell) = (w.floor, w.id, w.first_fall);
         let served = self
             .pods
             .iter()
-            .filter(|p| (floor..end.second()).contains(&p.created_second()))
+            .filter(|p| (floor..requeued.second()).contains(&p.created_second()))
             .filter_map(|p| p.ready)
             .reduce(At::earliest);
         // Its streams fell for it unseen: what they want now is the next wake's.
         self.fell_during = [id; 2];
         match served {
             Some(at) => self.close(Some(Outcome::Served), at, now, out),
-            None => self.close(Some(Outcome::Aborted), end, now, out),
+            None => {
+                // The fall came before the new `Queued`, within its second at the latest:
+                // an upper bound, unless a stream was seen falling before.
+                let end = (requeued.wall + chrono::Duration::seconds(1)).min(now.wall);
+                let end = At::back_from(now, end);
+                let end = fell.map_or(end, |f| f.earliest(end));
+                self.close(Some(Outcome::Aborted), end, now, out)
+            }
         }
     }
 

@@ -126,7 +126,12 @@ fn a_wake_seen_only_by_lists_began_after_its_streams_were_last_at_zero() {
         )
         .is_empty()
     );
-    let done = one(f.dep(1, 8, 5_332, Via::Listed));
+    assert!(
+        f.dep(1, 8, 5_332, Via::Listed).is_empty(),
+        "the pods will bound its start"
+    );
+    let b = f.ready_pod("b", 3_900, 4_106);
+    let done = one(f.pod(b, 5_496, Via::Listed));
     assert_eq!(
         (done.outcome, done.precision),
         (Outcome::Served, Precision::S)
@@ -144,6 +149,30 @@ fn a_wake_seen_only_by_lists_began_after_its_streams_were_last_at_zero() {
         done.duration_ms >= 4_106 - 3_850,
         "an upper bound: {done:?}"
     );
-    let b = f.ready_pod("b", 3_900, 4_106);
-    assert!(f.pod(b, 5_496, Via::Listed).is_empty(), "recorded once");
+    assert!(f.eval(9_000, Via::Watched).is_empty(), "recorded once");
+}
+
+#[test]
+fn a_quick_abort_and_re_request_hidden_by_a_relist_are_two_wakes() {
+    let mut f = Feed::idle();
+    f.dep(1, 8, 1_000, Via::Watched);
+    f.queued(1_000, 1_003, Via::Watched);
+    f.pod(f.new_pod("a", 1_020), 1_030, Via::Watched);
+    // Every watch is down while the wake is given up at 7.5 s and requested again 100 ms
+    // later; the relist shows only the second request: a `Queued` of a later second.
+    f.m.remove_pod("a");
+    f.pod(f.new_pod("b", 7_620), 9_000, Via::Listed);
+    f.dep(1, 10, 9_000, Via::Listed);
+    let first = one(f.queued(7_600, 9_000, Via::Listed));
+    assert_eq!(first.outcome, Outcome::Aborted);
+    assert_eq!(first.start_second, f.second(1_000).timestamp());
+    // The fall came before the new `Queued`, by the end of its second at the latest.
+    assert_eq!((first.duration_ms, first.precision), (7_000, Precision::S));
+    assert!(f.m.waking(), "the second request is a wake underway");
+    f.dep(0, 11, 14_000, Via::Watched);
+    f.no_traffic(14_000, 14_010, Via::Watched);
+    let second = one(f.eval(20_000, Via::Watched));
+    assert_eq!(second.outcome, Outcome::Aborted);
+    assert_eq!(second.start_second, f.second(7_600).timestamp());
+    assert_eq!(second.requested_at, f.second(7_600));
 }
