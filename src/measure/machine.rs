@@ -168,6 +168,9 @@ struct Closed {
     id: u64,
     start_second: i64,
     end_second: i64,
+    /// It served: its pods stay for Knative's stable window, so no next wake starts
+    /// within its end second.
+    served: bool,
     /// When it closed, by arrival; None when restored from the store.
     closed: Option<Instant>,
 }
@@ -321,7 +324,7 @@ impl Machine {
         // ended.
         let floor = match (at.exact, after, self.last) {
             (false, Some(a), _) => a.timestamp(),
-            (false, None, Some(l)) => l.end_second,
+            (false, None, Some(l)) => l.end_second + i64::from(l.served),
             _ => requested.second() - 1,
         };
         self.next_id += 1;

@@ -5,6 +5,7 @@
 //! the order the watchers delivered, so no lock is ever held across the measuring.
 
 mod history;
+mod lists;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -108,6 +109,9 @@ pub struct Tracker {
     /// Everything fed in before the history merged, to feed again to a tracker that has
     /// it (None once merged, or when it outgrew [`history::MAX_REPLAY`]).
     replay: Option<Vec<history::Fed>>,
+    /// Kinds whose (re)list is underway, and the revisions their objects touched.
+    listing: BTreeSet<&'static str>,
+    deferred: BTreeSet<String>,
 }
 
 /// What changed for the book since the last call.
@@ -248,7 +252,7 @@ impl Tracker {
                 revision_uid
             }
         };
-        if self.synced {
+        if self.synced && !self.defer(&uid, stamp) {
             self.evaluate(&uid, stamp, &mut out);
         }
         out

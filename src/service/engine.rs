@@ -121,6 +121,10 @@ impl Engine {
                         tracing::trace!(?stamp, ?obs, "observed");
                         tracker.apply(*obs, stamp)
                     }
+                    Some(Feed::Listing(kind)) => {
+                        tracker.list_begins(kind);
+                        Output::default()
+                    }
                     Some(Feed::Listed(kind)) => {
                         tracing::trace!(kind, "listed");
                         if let Some(h) = health.get_mut(kind) {
@@ -136,7 +140,7 @@ impl Engine {
                             tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
                             self.book.watch_heard(Utc::now());
                         }
-                        Output::default()
+                        tracker.list_ends(kind, Stamp::now(Via::Listed))
                     }
                     Some(Feed::Failed(kind)) => {
                         tracing::trace!(kind, "watch failed");
@@ -147,7 +151,8 @@ impl Engine {
                         self.report(&health);
                         self.metrics.watch_errors.get_or_create(&KindLabels { kind: kind.to_owned() }).inc();
                         self.book.watch_lost();
-                        Output::default()
+                        // A list cut short is evaluated with what it brought.
+                        tracker.list_ends(kind, Stamp::now(Via::Listed))
                     }
                     None => break,
                 },

@@ -47,6 +47,8 @@ pub enum WatchError {
 #[derive(Debug)]
 pub enum Feed {
     Observed(&'static str, Box<Observation>, Stamp),
+    /// A watcher began a (re)list of `kind`: its objects follow, then `Listed`.
+    Listing(&'static str),
     /// A watcher completed a (re)list: `kind` is current.
     Listed(&'static str),
     /// A watcher hit an error; its backoff retries.
@@ -252,7 +254,10 @@ async fn run<K, F>(
         let Some(item) = item else { return };
         let mut out = Vec::with_capacity(2);
         match item {
-            Ok(Event::Init) => listing = Some(HashSet::new()),
+            Ok(Event::Init) => {
+                listing = Some(HashSet::new());
+                out.push(Feed::Listing(kind));
+            }
             Ok(Event::InitApply(o)) => {
                 if let Some((key, obs, gone)) = convert(&o) {
                     if let (Some(g), false) = (gone, key.is_empty()) {

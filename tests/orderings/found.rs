@@ -399,5 +399,18 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            ..case(
+                10061238684626933184,
+                vec![FailedPull, Aborted, FailedTimedOut, Served, ScaleUp],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 116005,
+                    gap: 1457,
+                }],
+            )
+        },
     ]
 }

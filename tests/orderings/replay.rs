@@ -183,6 +183,7 @@ impl Service {
     fn list(&mut self, world: &World, kind: Option<Kind>, at: i64) {
         let now = snapshot(world, kind, at);
         let stamp = self.stamp(at, Via::Listed);
+        self.tracker.list_begins("list");
         let mut outs = Vec::new();
         for (key, obs) in &now {
             trace(at, &format!("Listed {}", short(obs)));
@@ -206,6 +207,7 @@ impl Service {
                 outs.push(self.tracker.apply(g, stamp));
             }
         }
+        outs.push(self.tracker.list_ends("list", stamp));
         for o in outs {
             self.take(o, at);
         }

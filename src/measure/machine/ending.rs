@@ -195,6 +195,7 @@ impl Machine {
             id: w.id,
             start_second: w.start_second().min(w.requested.second()),
             end_second: end.second(),
+            served: outcome == Some(Outcome::Served),
             closed: Some(now.mono),
         });
     }
@@ -203,10 +204,11 @@ impl Machine {
     /// its first pod's creation, the revision's creation for an initial start.
     pub(super) fn start_bound(&self, w: &Wake) -> Option<DateTime<Utc>> {
         let queued = w.queued.and_then(|q| DateTime::from_timestamp(q, 0));
+        // Not a pod that served an earlier period, whatever its second.
         let pod = self
             .pods
             .iter()
-            .filter(|p| p.created_second() >= w.floor)
+            .filter(|p| p.created_second() >= w.floor && !p.accounted)
             .map(|p| p.snap.created)
             .min();
         let created = self.created.filter(|_| w.kind == WakeKind::Initial);
@@ -222,7 +224,11 @@ impl Machine {
 
     /// When the wake's first pod was scheduled and started running.
     pub(super) fn phases(&self, w: &Wake) -> (Option<At>, Option<At>) {
-        let mine = || self.pods.iter().filter(|p| p.created_second() >= w.floor);
+        let mine = || {
+            self.pods
+                .iter()
+                .filter(|p| p.created_second() >= w.floor && !p.accounted)
+        };
         (
             mine().filter_map(|p| p.scheduled).reduce(At::earliest),
             mine().filter_map(|p| p.running).reduce(At::earliest),

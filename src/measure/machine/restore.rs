@@ -27,6 +27,7 @@ impl Machine {
                 id: self.next_id,
                 start_second,
                 end_second: end.timestamp(),
+                served: outcome == Outcome::Served,
                 closed: None,
             });
         }

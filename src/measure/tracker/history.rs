@@ -98,6 +98,8 @@ pub enum Fed {
     Apply(Box<Observation>, Stamp),
     Tick(Stamp),
     Synced(Stamp),
+    ListBegins(&'static str),
+    ListEnds(&'static str, Stamp),
 }
 
 impl Tracker {
@@ -149,6 +151,11 @@ impl Tracker {
                 Fed::Apply(obs, s) => fresh.apply(*obs, s),
                 Fed::Tick(s) => fresh.tick(s),
                 Fed::Synced(s) => fresh.mark_synced(s),
+                Fed::ListBegins(kind) => {
+                    fresh.list_begins(kind);
+                    Output::default()
+                }
+                Fed::ListEnds(kind, s) => fresh.list_ends(kind, s),
             };
 
             got.wakes.extend(out.wakes);

@@ -176,3 +176,27 @@ fn a_quick_abort_and_re_request_hidden_by_a_relist_are_two_wakes() {
     assert_eq!(second.start_second, f.second(7_600).timestamp());
     assert_eq!(second.requested_at, f.second(7_600));
 }
+
+#[test]
+fn a_pod_of_the_last_serving_still_terminating_does_not_date_the_next_wake() {
+    let mut f = Feed::idle();
+    let mut a = f.live_wake("a", 1_000, 1_020, 1_283);
+    f.pa(
+        1,
+        1,
+        cond(CondStatus::True, None, f.second(1_283)),
+        1_290,
+        Via::Watched,
+    );
+    // The scale-down and the next request fall in an outage; the relist still shows the
+    // served pod terminating, created in the second the last wake ended.
+    a.deleting = true;
+    f.pod(a, 3_000, Via::Listed);
+    f.dep(1, 10, 3_000, Via::Listed);
+    f.queued(2_400, 3_000, Via::Listed);
+    f.pod(f.new_pod("b", 2_500), 3_000, Via::Listed);
+    let done = one(f.pod(f.ready_pod("b", 2_500, 3_500), 3_500, Via::Watched));
+    assert_eq!(done.outcome, Outcome::Served);
+    assert_eq!(done.start_second, f.second(2_400).timestamp());
+    assert_eq!(done.requested_at, f.second(2_400), "{done:?}");
+}
