@@ -168,8 +168,12 @@ pub async fn run(config: &SoakConfig) -> anyhow::Result<Outcome> {
         let _ = crate::store::faults::drop_postgres_database(admin, name).await;
     }
     let log = dir.path().join("service.log");
-    if outcome.as_ref().map_or(true, |o| !o.passed()) {
-        // Kept for a failed run: the service's own account of it.
+    if outcome
+        .as_ref()
+        .map_or(true, |o| !o.passed() || !o.tally.detail.is_empty())
+    {
+        // Kept for a run with any problem (a phantom or a wrong outcome too, which do not
+        // fail it): the service's own account of it.
         let keep = std::env::temp_dir().join(format!("scaling-facts-soak-{}.log", config.seed));
         let _ = std::fs::copy(&log, &keep);
         tracing::warn!(log = %keep.display(), "the service's log of this run");
