@@ -19,7 +19,20 @@ fn two_minutes_of_faults_lose_no_wake_and_double_none() {
         .find(|l| l.starts_with("soak "))
         .unwrap_or_else(|| panic!("no summary line; stderr:\n{stderr}"));
     println!("{line}");
-    assert!(line.contains("/ lost 0 / doubled 0 /"), "{line}\n{stderr}");
+    // The soak's own account of each lost, doubled or phantom record, for the failure.
+    let detail: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            ["lost:", "doubled:", "phantom #", "outcome "]
+                .iter()
+                .any(|k| l.contains(k))
+        })
+        .collect();
+    assert!(
+        line.contains("/ lost 0 / doubled 0 /"),
+        "{line}\n{}\n{stderr}",
+        detail.join("\n")
+    );
     assert!(
         line.contains("histograms agree with the store: yes"),
         "{line}"
