@@ -25,8 +25,12 @@ impl Machine {
             return; // a replay of what this stream already showed
         }
         match prev.map(|p| p.replicas) {
-            Some(0) if dep.replicas > 0 => self.edge(Stream::Deployment, true, stamp),
-            Some(n) if n > 0 && dep.replicas == 0 => self.edge(Stream::Deployment, false, stamp),
+            Some(0) if dep.replicas > 0 => {
+                self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
+            }
+            Some(n) if n > 0 && dep.replicas == 0 => {
+                self.edge(Stream::Deployment, false, At::arrival(stamp), stamp)
+            }
             None if dep.generation == 1 && dep.replicas > 0 => self.born_at_scale = true,
             _ => {}
         }
@@ -52,12 +56,7 @@ impl Machine {
         match (before, pa.desired()) {
             (Some(0), Some(n)) if n > 0 => {
                 let at = pa.queued.map_or(At::arrival(stamp), |(_, at)| at);
-                self.edges.push(Edge {
-                    stream: Stream::Autoscaler,
-                    rise: true,
-                    at,
-                    streamed: stamp.via != Via::Listed,
-                });
+                self.edge(Stream::Autoscaler, true, at, stamp);
             }
             (Some(b), Some(0)) if b > 0 => {
                 // A fall found by a list is dated by the condition that changed with it
@@ -67,12 +66,7 @@ impl Machine {
                     .zip(ended_before)
                     .find_map(|(c, before)| c.filter(|(since, _)| Some(*since) != before))
                     .map_or(At::arrival(stamp), |(_, at)| at);
-                self.edges.push(Edge {
-                    stream: Stream::Autoscaler,
-                    rise: false,
-                    at,
-                    streamed: stamp.via != Via::Listed,
-                });
+                self.edge(Stream::Autoscaler, false, at, stamp);
             }
             _ => {}
         }
@@ -103,11 +97,12 @@ impl Machine {
         self.pods.retain(|p| p.snap.name != name);
     }
 
-    fn edge(&mut self, stream: Stream, rise: bool, stamp: Stamp) {
+    /// A rise or fall dated `at`, brought by the observation of `stamp`.
+    fn edge(&mut self, stream: Stream, rise: bool, at: At, stamp: Stamp) {
         self.edges.push(Edge {
             stream,
             rise,
-            at: At::arrival(stamp),
+            at,
             streamed: stamp.via != Via::Listed,
         });
     }
