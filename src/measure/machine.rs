@@ -195,8 +195,9 @@ pub struct Machine {
     failure: Option<Failure>,
     /// A pod of this revision served: its initial start is over.
     served_before: bool,
-    /// Seen wanting zero pods before ever serving: its first rise is a wake.
-    seen_at_zero: bool,
+    /// The second it was first seen wanting zero pods before ever serving: its first
+    /// rise is a wake, and a pod created after it belongs to one.
+    seen_at_zero: Option<i64>,
     /// Its Deployment was seen as created (generation 1) with replicas: an initial start.
     born_at_scale: bool,
     /// `serving_at` of the last served wake recorded, so a restart does not record it again.
@@ -211,7 +212,9 @@ impl Machine {
     /// Applies what is known at `now`; returns every wake that ended, in order.
     pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
         let mut out = Vec::new();
-        self.seen_at_zero |= ctx.born_at_zero && !self.served_before;
+        if ctx.born_at_zero {
+            self.saw_zero(now.wall.timestamp());
+        }
         for edge in std::mem::take(&mut self.edges) {
             let s = edge.stream as usize;
             if edge.rise {

@@ -412,5 +412,19 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // An aborted wake whose pods fell inside an outage on a revision born at zero.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            ..case(
+                11527150396914012288,
+                vec![Aborted, Served, Aborted],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 4626,
+                    gap: 1664,
+                }],
+            )
+        },
     ]
 }

@@ -36,7 +36,7 @@ impl Machine {
         }
         if dep.replicas == 0 {
             self.zero_seen[Stream::Deployment as usize] = Some(stamp.wall);
-            self.seen_at_zero |= !self.served_before;
+            self.saw_zero(stamp.wall.timestamp());
         }
         self.deployment = Some(dep);
     }
@@ -77,7 +77,9 @@ impl Machine {
             .is_some_and(|c| c.reason_is("NoTraffic"));
         if pa.desired() == Some(0) {
             self.zero_seen[Stream::Autoscaler as usize] = Some(stamp.wall);
-            self.seen_at_zero |= idle && !self.served_before;
+            if idle {
+                self.saw_zero(stamp.wall.timestamp());
+            }
         }
         self.pa = Some(pa);
     }
@@ -95,6 +97,13 @@ impl Machine {
 
     pub fn remove_pod(&mut self, name: &str) {
         self.pods.retain(|p| p.snap.name != name);
+    }
+
+    /// Seen wanting zero pods at `second`; it counts only before the first serving.
+    pub(super) fn saw_zero(&mut self, second: i64) {
+        if !self.served_before {
+            self.seen_at_zero.get_or_insert(second);
+        }
     }
 
     /// A rise or fall dated `at`, brought by the observation of `stamp`.

@@ -19,7 +19,7 @@ impl Machine {
         } else {
             // An aborted or failed start ends at zero: whatever starts next is a wake, even
             // for a revision that never served (its first start failed).
-            self.seen_at_zero = true;
+            self.seen_at_zero.get_or_insert(end.timestamp());
         }
         if self.last.is_none_or(|l| l.start_second < start_second) {
             self.next_id += 1;

@@ -43,11 +43,12 @@ impl Machine {
         }
         // A wake that began and was given up while this process was not looking (or
         // whose end fell in its downtime): Knative went back to `NoTraffic` after the last
-        // wake, and a pod that never served is being removed.
-        if let Some(l) = self.last
+        // wake (or after the revision was first seen at zero, for one never woken), and a
+        // pod that never served is being removed.
+        if let Some(quiet) = self.last.map(|l| l.end_second).or(self.seen_at_zero)
             && let Some(idle) = self.pa.as_ref().and_then(|p| p.snap.active.clone())
             && idle.reason_is("NoTraffic")
-            && let Some(since) = idle.since.filter(|s| s.timestamp() > l.end_second)
+            && let Some(since) = idle.since.filter(|s| s.timestamp() > quiet)
             && !self.wants()
             && let Some(first) = self
                 .pods
@@ -58,7 +59,7 @@ impl Machine {
                     p.snap.deleting
                         && p.ready.is_none()
                         && !p.snap.running
-                        && p.created_second() > l.end_second
+                        && p.created_second() > quiet
                 })
                 .map(|p| p.created)
                 .reduce(At::earliest)
@@ -219,7 +220,7 @@ impl Machine {
     }
 
     pub(super) fn kind_if_known(&self, pod_created: Option<DateTime<Utc>>) -> Option<WakeKind> {
-        if self.served_before || self.seen_at_zero {
+        if self.served_before || self.seen_at_zero.is_some() {
             return Some(WakeKind::Wake);
         }
         if self.born_at_scale || self.created_live.is_some() {

@@ -200,3 +200,30 @@ fn a_pod_of_the_last_serving_still_terminating_does_not_date_the_next_wake() {
     assert_eq!(done.start_second, f.second(2_400).timestamp());
     assert_eq!(done.requested_at, f.second(2_400), "{done:?}");
 }
+
+#[test]
+fn an_abort_hidden_by_an_outage_on_a_revision_never_woken_is_recorded_from_its_pod() {
+    // Found by the orderings: a revision born at zero; every watch is down from the
+    // request at 3.1 s to the abort at 4.7 s, and the lists show only its leftovers.
+    let mut f = Feed::new();
+    let stamp = f.stamp(100, Via::Watched);
+    f.m.revision_seen(f.second(100), stamp, &ctx().thresholds);
+    f.dep(0, 1, 102, Via::Watched);
+    assert!(f.no_traffic(0, 112, Via::Watched).is_empty());
+    assert!(f.no_traffic(5_000, 4_699, Via::Listed).is_empty());
+    let mut pod = f.new_pod("a", 3_184);
+    pod.deleting = true;
+    pod.ready = Some(cond(CondStatus::False, None, f.second(5_000)));
+    let done = one(f.pod(pod, 4_726, Via::Listed));
+    assert_eq!(
+        (done.kind, done.outcome, done.precision),
+        (WakeKind::Wake, Outcome::Aborted, Precision::S)
+    );
+    assert_eq!(done.start_second, f.second(3_000).timestamp());
+    assert!(
+        done.duration_ms >= 4_675 - 3_112,
+        "an upper bound: {done:?}"
+    );
+    assert!(f.dep(0, 3, 4_775, Via::Listed).is_empty(), "recorded once");
+    assert!(f.eval(9_000, Via::Watched).is_empty());
+}
