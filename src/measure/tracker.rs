@@ -290,7 +290,11 @@ impl Tracker {
     }
 
     fn evaluate(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {
-        let Some(rev) = self.revisions.get(uid) else {
+        // A revision is measured once its Revision object is in: until then its wakes
+        // would have no name or release, an initial start no creation to start from, and
+        // its knobs no annotations. Watches keep no common order, so its Deployment, PA
+        // and pods can come first; they wait in its machine, edges in order.
+        let Some(rev) = self.revisions.get(uid).filter(|r| r.created.is_some()) else {
             return;
         };
         let knobs = self.knobs(rev);

@@ -426,5 +426,18 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // An initial start whose every write fell in an outage, with one stream lagging.
+        case(
+            11489617819831503570,
+            vec![Served],
+            [0, 0, 0, 1432, 0],
+            vec![
+                Fault::Outage {
+                    at: 2769,
+                    gap: 2944,
+                },
+                Fault::Outage { at: 2921, gap: 100 },
+            ],
+        ),
     ]
 }
