@@ -439,5 +439,26 @@ pub fn cases() -> Vec<Case> {
                 Fault::Outage { at: 2921, gap: 100 },
             ],
         ),
+        // An abort whose end fell in a restart, on a revision born at zero.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                8636917321649652389,
+                vec![FailedPull, Aborted, Served],
+                [0; 5],
+                vec![
+                    Fault::Outage {
+                        at: 41009,
+                        gap: 100,
+                    },
+                    Fault::Restart {
+                        at: 45872,
+                        down: 200,
+                    },
+                ],
+            )
+        },
     ]
 }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::At;
 use super::evidence::Autoscaler;
-use super::{Closed, Ctx, Finished, Machine, remember};
+use super::{Closed, Ctx, Finished, Machine, Stream, remember};
 use crate::measure::observe::Stamp;
 use scaling_facts_api::{Outcome, WakeKind};
 
@@ -77,6 +77,16 @@ impl Machine {
         }
         // The lists are fresh: whatever wants pods now rose for it before the restart,
         // and whatever is back at zero already rose and fell for it.
+        // The PA's fall is dated by the condition it changed, when that came after this
+        // wake began: an end the process may have died waiting to confirm.
+        let pa_fell = self.pa.as_ref().and_then(|p| {
+            [p.idle, p.timed_out]
+                .into_iter()
+                .flatten()
+                .filter(|(since, _)| since.timestamp() >= start_second)
+                .map(|(_, at)| at)
+                .reduce(At::earliest)
+        });
         for (s, level) in self.levels().into_iter().enumerate() {
             let Some(level) = level else { continue };
             self.claimed[s] = id;
@@ -84,6 +94,11 @@ impl Machine {
                 && let Some(w) = self.wake.as_mut()
             {
                 w.fell[s] = true;
+                if s == Stream::Autoscaler as usize
+                    && let Some(at) = pa_fell
+                {
+                    w.first_fall.get_or_insert(at);
+                }
             }
         }
         // A PA that queued after this wake's second activated anew, so this wake ended
