@@ -227,3 +227,37 @@ fn an_abort_hidden_by_an_outage_on_a_revision_never_woken_is_recorded_from_its_p
     assert!(f.dep(0, 3, 4_775, Via::Listed).is_empty(), "recorded once");
     assert!(f.eval(9_000, Via::Watched).is_empty());
 }
+
+#[test]
+fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
+    // Found by the orderings: the process died inside the abort's grace; the next one
+    // restores the wake, lists the PA idle since the abort, and sees the next wake queue.
+    let mut f = Feed::idle();
+    let now = f.stamp(45_872, Via::Listed);
+    f.no_traffic(44_000, 45_872, Via::Listed);
+    f.m.set_deployment(
+        DeploymentSnap {
+            version: 100,
+            replicas: 1,
+            generation: 6,
+        },
+        now,
+    );
+    f.m.restore_open(
+        WakeKind::Wake,
+        f.second(41_000),
+        f.second(41_000).timestamp(),
+        now,
+        &ctx(),
+    );
+    let done = one(f.queued(46_000, 45_898, Via::Watched));
+    assert_eq!(
+        (done.outcome, done.start_second),
+        (Outcome::Aborted, f.second(41_000).timestamp())
+    );
+    assert_eq!(
+        done.duration_ms, 4_000,
+        "to the end of the PA's idle second"
+    );
+    assert!(f.m.waking(), "the next wake is under way");
+}
