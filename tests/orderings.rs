@@ -42,6 +42,9 @@ enum Fault {
     /// A restart whose store answers only `after` the lists are in: the tracker measures
     /// without its history, which merges when it arrives.
     LateHistory { at: i64, down: i64, after: i64 },
+    /// A restart whose store answers while the lists come in: after the first `listed`
+    /// kinds (in the order of `world::KINDS`) have listed, before the rest.
+    MidListHistory { at: i64, down: i64, listed: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +94,8 @@ fn fault() -> impl Strategy<Value = Fault> {
         (0..200_000i64, 200..1_200i64).prop_map(|(at, down)| Fault::Restart { at, down }),
         (0..200_000i64, 200..1_200i64, 0..20_000i64)
             .prop_map(|(at, down, after)| { Fault::LateHistory { at, down, after } }),
+        (0..200_000i64, 200..1_200i64, 1..5usize)
+            .prop_map(|(at, down, listed)| Fault::MidListHistory { at, down, listed }),
     ]
 }
 

@@ -296,7 +296,7 @@ impl Machine {
             // It rose and fell for this wake: this is the next wake, and this one ended
             // when a stream first fell, even if another had not shown its fall yet.
             let end = w.ending.or(w.first_fall).unwrap_or(at);
-            self.close(None, end, now, out);
+            self.close_unserved(end, now, out);
         } else if let Some(l) = self.last
             && self.claimed[s] < l.id
             && self.fell_during[s] != l.id

@@ -18,11 +18,11 @@ use super::observe::{Observation, RevisionName, RevisionSnap, ServiceKey, Servic
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake};
-use scaling_facts_api::WakeRecord;
 use scaling_facts_api::{
     ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
     WakeProgress,
 };
+use scaling_facts_api::{WakeKind, WakeRecord};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrackerSettings {
@@ -41,6 +41,10 @@ struct Rev {
     knobs: Option<Knobs>,
     machine: Machine,
     stats: RevisionStats,
+    /// The wake underway as last handed to the store (kind, request, start second): what
+    /// a process killed now would continue from. Kept apart from the machine's, which
+    /// can move between evaluations (a list, a restore), so every difference is written.
+    stored_open: Option<(WakeKind, DateTime<Utc>, i64)>,
 }
 
 impl Rev {
@@ -205,7 +209,7 @@ impl Tracker {
             Observation::Revision(r) => self.revision_seen(r, stamp),
             Observation::RevisionGone { uid } => {
                 if let Some(rev) = self.revisions.remove(&uid) {
-                    if rev.machine.open_wake().is_some() {
+                    if rev.stored_open.is_some() {
                         out.open.push(OpenChange::Closed {
                             revision_uid: uid.clone(),
                         });
@@ -301,10 +305,10 @@ impl Tracker {
         let ctx = self.ctx(&knobs);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
-        let open_before = rev.machine.open_wake();
         let finished = rev.machine.evaluate(stamp, &ctx);
         let open_after = rev.machine.open_wake();
-        if open_before != open_after {
+        if rev.stored_open != open_after {
+            rev.stored_open = open_after;
             out.open.push(match open_after {
                 Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
                     revision_uid: uid.to_owned(),
@@ -378,11 +382,40 @@ impl Tracker {
             .expect("looked up above");
         rev.machine
             .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
+        rev.stored_open = Some((o.kind, o.requested_at, o.start_second));
         true
     }
 
     pub fn is_synced(&self) -> bool {
         self.synced
+    }
+
+    /// Every wake underway as the store should hold it: the machines' own, and before the
+    /// sync the stored ones still waiting to be continued. After any output is written,
+    /// the store's wakes underway are these, so a process killed then loses none.
+    pub fn open_wakes(&self) -> Vec<OpenWake> {
+        let mut open: Vec<OpenWake> = self
+            .revisions
+            .iter()
+            .filter_map(|(uid, r)| {
+                let (kind, requested_at, start_second) = r.machine.open_wake()?;
+                Some(OpenWake {
+                    revision_uid: uid.clone(),
+                    kind,
+                    start_second,
+                    requested_at,
+                })
+            })
+            .collect();
+        open.extend(
+            self.restored_open
+                .iter()
+                .filter(|o| !open.iter().any(|m| m.revision_uid == o.revision_uid))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        open.sort_by(|a, b| a.revision_uid.cmp(&b.revision_uid));
+        open
     }
 
     /// Time passing: failure thresholds of wakes in progress, and the window's age limit.

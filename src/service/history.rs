@@ -67,6 +67,7 @@ pub async fn load(
         underway = history.open.len(),
         "history loaded"
     );
+    tracing::debug!(open = ?history.open, "wakes underway in the history");
     components.set_history(HistoryState::Loaded {
         wakes: history.wakes.len() as u64,
     });

@@ -460,5 +460,34 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A timed-out wake whose TimedOut was replaced by the next wake inside an outage.
+        case(
+            14554380091401125656,
+            vec![ScaleUp, FailedTimedOut, ScaleUp],
+            [0; 5],
+            vec![Fault::Outage {
+                at: 60521,
+                gap: 2107,
+            }],
+        ),
+        // The store's history arriving while the lists come in: the wake underway it held
+        // was closed in the store though the tracker continued it at the sync.
+        case(
+            0,
+            vec![FailedTimedOut],
+            [0; 5],
+            vec![
+                Fault::LateHistory {
+                    at: 13583,
+                    down: 200,
+                    after: 0,
+                },
+                Fault::MidListHistory {
+                    at: 14477,
+                    down: 200,
+                    listed: 1,
+                },
+            ],
+        ),
     ]
 }

@@ -23,9 +23,11 @@ enum What {
     Obs(Box<Observation>, Via),
     /// A (re)list of one stream, as of then: its objects, and gone for those it dropped.
     List(Kind),
-    /// The service restarts; with `late`, its history arrives only at the `History` event.
+    /// The service restarts; its history arrives before the lists, while they come in
+    /// (after the first `mid` kinds), or only at the `History` event (`late`).
     Restart {
         late: bool,
+        mid: Option<usize>,
     },
     History,
     Tick,
@@ -169,6 +171,7 @@ impl Service {
                 .or_insert(w);
         }
         for o in out.open {
+            trace(at, &format!("  open {o:?}"));
             match o {
                 OpenChange::Opened(w) => self.open.insert(w.revision_uid.clone(), w),
                 OpenChange::Closed { revision_uid } => self.open.remove(&revision_uid),
@@ -178,6 +181,17 @@ impl Service {
         for f in self.tracker.changed(now).facts {
             self.expected = f.scaling.expected_cold_start_seconds;
         }
+    }
+
+    /// What a process killed now would continue from: once everything it was given is
+    /// written, the stored wakes underway are the ones it has underway.
+    fn check_open(&self, at: i64) {
+        let stored: Vec<&OpenWake> = self.open.values().collect();
+        let memory = self.tracker.open_wakes();
+        assert!(
+            stored.len() == memory.len() && stored.iter().zip(&memory).all(|(s, m)| *s == m),
+            "at {at}: the store's wakes underway {stored:?} are not the tracker's {memory:?}"
+        );
     }
 
     fn list(&mut self, world: &World, kind: Option<Kind>, at: i64) {
@@ -233,9 +247,10 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         }
     }
     for f in &case.faults {
-        let (at, down, late) = match *f {
-            Fault::Restart { at, down } => (at, down, None),
-            Fault::LateHistory { at, down, after } => (at, down, Some(after)),
+        let (at, down, late, mid) = match *f {
+            Fault::Restart { at, down } => (at, down, None, None),
+            Fault::LateHistory { at, down, after } => (at, down, Some(after), None),
+            Fault::MidListHistory { at, down, listed } => (at, down, None, Some(listed)),
             _ => continue,
         };
         // Lost while down; what was sent before the restart is in its relist.
@@ -248,6 +263,7 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
             at,
             What::Restart {
                 late: late.is_some(),
+                mid,
             },
         ));
         if let Some(after) = late {
@@ -332,7 +348,7 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                     svc.take(out, at);
                 }
             }
-            What::Restart { late } => {
+            What::Restart { late, mid } => {
                 // The store answers before the service restarts again. Were it down across
                 // both lifetimes, the end of a wake underway at the first restart would be
                 // known only to the first lifetime's memory (README, "Limits").
@@ -349,11 +365,11 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 svc.known.clear();
                 let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
                 let open: Vec<OpenWake> = svc.open.values().cloned().collect();
+                history = None;
                 if late {
                     // What the store held at the restart, as it reads it later.
-                    history = Some((wakes, open));
-                } else {
-                    history = None;
+                    history = Some((wakes.clone(), open.clone()));
+                } else if mid.is_none() {
                     let out = svc
                         .tracker
                         .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
@@ -361,10 +377,32 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 }
                 svc.tracker
                     .apply(cluster_settings(), svc.stamp(at, Via::Listed));
-                svc.list(&world, None, at);
+                match mid {
+                    None => svc.list(&world, None, at),
+                    // Each kind lists on its own watch; the store answers in between.
+                    Some(listed) => {
+                        for (i, kind) in KINDS.into_iter().enumerate() {
+                            if i == listed {
+                                trace(at, "history arrives while the lists come in");
+                                let out = svc.tracker.merge_history(
+                                    &wakes,
+                                    &open,
+                                    svc.stamp(at, Via::Listed),
+                                );
+                                svc.take(out, at);
+                            }
+                            svc.list(&world, Some(kind), at);
+                        }
+                    }
+                }
                 let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));
                 svc.take(out, at);
             }
+        }
+        // While a late history is still to come, the tracker cannot know the rows the
+        // store holds; they stay for the next process until the history reconciles them.
+        if history.is_none() {
+            svc.check_open(at);
         }
     }
     let mut stored: Vec<WakeRecord> = svc.stored.into_values().collect();

@@ -113,10 +113,20 @@ impl Machine {
             self.wake = Some(w);
             return;
         }
-        // Still unserved at Knative's deadline: it gave up on the wake, whether or not its
-        // `TimedOut` was seen (a later reconcile replaces it, maybe before a list shows it).
-        if w.failed.is_none() && ending.wall >= w.deadline_at {
-            let end = ending.shifted(w.deadline_at);
+        self.wake = Some(w);
+        self.close_unserved(ending, now, out);
+    }
+
+    /// Closes the open wake, which ended unserved at `end`: given up on by Knative if it
+    /// was still unserved at the deadline, whether or not its `TimedOut` was seen (a
+    /// later reconcile replaces it, maybe before a list shows it, and the next wake's
+    /// rise may come before the abort grace has passed); else aborted.
+    pub(super) fn close_unserved(&mut self, end: At, now: Stamp, out: &mut Vec<Finished>) {
+        let Some(mut w) = self.wake.take() else {
+            return;
+        };
+        if w.failed.is_none() && end.wall >= w.deadline_at {
+            let end = end.shifted(w.deadline_at);
             let phases = self.phases(&w);
             let f = gave_up();
             out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
@@ -126,7 +136,7 @@ impl Machine {
             return self.close(None, end, now, out);
         }
         self.wake = Some(w);
-        self.close(Some(Outcome::Aborted), ending, now, out);
+        self.close(None, end, now, out);
     }
 
     /// A PA `Queued` newer than the open wake's own: the PA left `Queued` and came back,

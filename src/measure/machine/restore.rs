@@ -140,7 +140,7 @@ impl Machine {
                 let end = (requeued.wall + chrono::Duration::seconds(1)).min(now.wall);
                 let end = At::back_from(now, end);
                 let end = fell.map_or(end, |f| f.earliest(end));
-                self.close(Some(Outcome::Aborted), end, now, out)
+                self.close_unserved(end, now, out)
             }
         }
     }

@@ -188,34 +188,48 @@ impl Tracker {
             retracted,
         };
         // Each revision's wake underway is the new tracker's.
-        let mut uids: BTreeSet<&String> = self
+        // Each revision's wake underway is the new tracker's: every row this process or
+        // the history holds is rewritten or closed.
+        let mut uids: BTreeSet<String> = self
             .revisions
             .iter()
-            .filter(|(_, r)| r.machine.open_wake().is_some())
-            .map(|(u, _)| u)
+            .filter(|(_, r)| r.stored_open.is_some())
+            .map(|(u, _)| u.clone())
             .collect();
-        uids.extend(open.iter().map(|o| &o.revision_uid));
+        uids.extend(open.iter().map(|o| o.revision_uid.clone()));
         uids.extend(
             fresh
                 .revisions
                 .iter()
-                .filter(|(_, r)| r.machine.open_wake().is_some())
-                .map(|(u, _)| u),
+                .filter(|(_, r)| r.stored_open.is_some() || r.machine.open_wake().is_some())
+                .map(|(u, _)| u.clone()),
         );
         for uid in uids {
-            out.open.push(
-                match fresh.revisions.get(uid).and_then(|r| r.machine.open_wake()) {
-                    Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
-                        revision_uid: uid.clone(),
-                        kind,
-                        start_second,
-                        requested_at,
-                    }),
-                    None => OpenChange::Closed {
-                        revision_uid: uid.clone(),
-                    },
+            let open_now = fresh
+                .revisions
+                .get(&uid)
+                .and_then(|r| r.machine.open_wake());
+            // Before the lists are all in, a stored wake underway waits to be continued at
+            // the sync: its row stays as stored. Closing it here would leave nothing to
+            // continue it from if this process dies before the wake ends.
+            let pending = fresh.restored_open.iter().any(|o| o.revision_uid == uid);
+            if open_now.is_none() && pending {
+                continue;
+            }
+            if let Some(rev) = fresh.revisions.get_mut(&uid) {
+                rev.stored_open = open_now;
+            }
+            out.open.push(match open_now {
+                Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
+                    revision_uid: uid.clone(),
+                    kind,
+                    start_second,
+                    requested_at,
+                }),
+                None => OpenChange::Closed {
+                    revision_uid: uid.clone(),
                 },
-            );
+            });
         }
         *self = fresh;
         out
@@ -310,6 +324,9 @@ impl Tracker {
                 continue;
             }
             if measured_since {
+                if let Some(rev) = self.revisions.get_mut(&o.revision_uid) {
+                    rev.stored_open = None;
+                }
                 out.open.push(OpenChange::Closed {
                     revision_uid: o.revision_uid.clone(),
                 });
