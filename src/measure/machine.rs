@@ -144,6 +144,9 @@ struct Wake {
     superseded: Option<At>,
     /// It began after this: see [`Machine::began_after`].
     after: Option<DateTime<Utc>>,
+    /// The PA's word, from a list, that it serves (since this time), waiting for the
+    /// pods to bound its start; if it ends first, it served then.
+    pa_served: Option<At>,
 }
 
 impl Wake {
@@ -349,6 +352,7 @@ impl Machine {
             pod_seen: None,
             superseded: None,
             after,
+            pa_served: None,
         }));
     }
 

@@ -489,5 +489,35 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         ),
+        // A served wake inside an outage, one stream lagging, after an abort.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                10129420246302259353,
+                vec![Aborted, ScaleUp, Served],
+                [0, 0, 0, 514, 0],
+                vec![
+                    Fault::Outage { at: 0, gap: 100 },
+                    Fault::Outage {
+                        at: 39715,
+                        gap: 2794,
+                    },
+                ],
+            )
+        },
+        // A quick served wake inside an outage on a revision born at zero, one stream lagging.
+        Case {
+            born_at_zero: true,
+            quick: true,
+            ..case(
+                7356590757314174934,
+                vec![ScaleUp, Served, FailedTimedOut],
+                [0, 0, 0, 945, 0],
+                vec![Fault::Outage {
+                    at: 23837,
+                    gap: 2768,
+                }],
+            )
+        },
     ]
 }

@@ -55,17 +55,27 @@ impl Machine {
         // has no start yet: the arrival is after it, and its streams last seen at zero
         // may be long before. Its first pod's creation will bound it, so the PA's word
         // that it serves waits for the pods.
-        let dated = w.requested.exact || w.queued.is_some() || first.is_some();
+        // So does the PA's word from a list (an outage hid the pods) when only a live
+        // arrival dates the start: the wake is then known to the second only, and its
+        // start must bound it, but a rise arrives as late as its stream lags, maybe after
+        // the first pod was created. If the wake ends before the pods come, it served at
+        // the PA's word.
+        let pa_serving = pa.and_then(|p| {
+            let (since, at) = p.active?;
+            (since.timestamp() >= w.floor && p.actual().unwrap_or(0) > 0).then_some(at)
+        });
+        let bounded = w.queued.is_some() || first.is_some();
+        let pa_word = pa_serving.filter(|at| bounded || (w.requested.exact && at.exact));
+        if let Some(at) = pa_serving.filter(|_| pa_word.is_none() && w.requested.exact) {
+            w.pa_served.get_or_insert(at);
+        }
         let served = self
             .pods
             .iter()
             .filter(mine)
             .filter(|p| p.snap.serving())
             .filter_map(|p| p.ready)
-            .chain(pa.filter(|_| dated).and_then(|p| {
-                let (since, at) = p.active?;
-                (since.timestamp() >= w.floor && p.actual().unwrap_or(0) > 0).then_some(at)
-            }))
+            .chain(pa_word)
             .reduce(At::earliest);
         if let Some(end) = served {
             self.wake = Some(w);
@@ -125,6 +135,10 @@ impl Machine {
         let Some(mut w) = self.wake.take() else {
             return;
         };
+        if let Some(at) = w.pa_served.filter(|_| w.failed.is_none()) {
+            self.wake = Some(w);
+            return self.close(Some(Outcome::Served), at, now, out);
+        }
         if w.failed.is_none() && end.wall >= w.deadline_at {
             let end = end.shifted(w.deadline_at);
             let phases = self.phases(&w);
@@ -260,12 +274,21 @@ impl Machine {
         remember(&mut self.recorded, start_second);
         let served = outcome == Outcome::Served;
         // Known to the second only: the duration is an upper bound, so its start is the
-        // earliest whole second the objects give for it, even if an arrival came later.
-        let start = match self.start_bound(w) {
-            Some(b) if !(w.requested.exact && end.exact) && b < w.requested.wall => {
-                w.requested.shifted(b)
+        // earliest whole second the objects give for it, or the start of the second its
+        // arrival came in: a stream's event arrives as late as the stream lags, so an
+        // arrival bounds nothing to the millisecond once the end is known to the second.
+        let start = if w.requested.exact && end.exact {
+            w.requested
+        } else {
+            let arrival_second = DateTime::from_timestamp(w.requested.wall.timestamp(), 0);
+            match [self.start_bound(w), arrival_second]
+                .into_iter()
+                .flatten()
+                .min()
+            {
+                Some(b) if b < w.requested.wall => w.requested.shifted(b),
+                _ => w.requested,
             }
-            _ => w.requested,
         };
         Some(Finished {
             kind: w.kind,
