@@ -519,5 +519,32 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // An outage begins 9 ms after an abort's fall; the next wake starts inside it.
+        Case {
+            quick: true,
+            ..case(
+                8321709389080426945,
+                vec![Aborted, Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 16115,
+                    gap: 1607,
+                }],
+            )
+        },
+        // An abort, then an outage in which the next wake starts and serves.
+        Case {
+            initial_scale: 3,
+            quick: true,
+            ..case(
+                12928600683107152030,
+                vec![Aborted, Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 14659,
+                    gap: 1948,
+                }],
+            )
+        },
     ]
 }

@@ -41,8 +41,26 @@ impl Machine {
             w.requested = created;
             w.floor = w.floor.min(created.second() - 1);
         }
+        // Knative scales a revision to zero only when it stops waking it: once a stream
+        // fell for this wake, a pod created or a PA turned active in a later second is the
+        // next wake's, whose rise (and this wake's end) a watch gap hid. This wake ended
+        // at the fall, served only if what dates its serving came before.
+        let fell = w.first_fall.map(|f| f.second());
+        let next_began = fell.filter(|&f| {
+            let pa = self.pa.as_ref();
+            let later = |c: Option<(DateTime<Utc>, At)>| c.is_some_and(|(s, _)| s.timestamp() > f);
+            later(pa.and_then(|p| p.active))
+                || later(pa.and_then(|p| p.queued))
+                || self
+                    .pods
+                    .iter()
+                    .any(|p| !p.snap.deleting && p.created_second() > f)
+        });
+        let cut = next_began.unwrap_or(i64::MAX);
         let floor = w.floor;
-        let mine = move |p: &&Pod| !p.snap.deleting && p.created_second() >= floor;
+        let mine = move |p: &&Pod| {
+            !p.snap.deleting && p.created_second() >= floor && p.created_second() <= cut
+        };
         let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
         w.evidence |= first.is_some();
         if !w.requested.exact
@@ -62,7 +80,8 @@ impl Machine {
         // the PA's word.
         let pa_serving = pa.and_then(|p| {
             let (since, at) = p.active?;
-            (since.timestamp() >= w.floor && p.actual().unwrap_or(0) > 0).then_some(at)
+            let s = since.timestamp();
+            (s >= w.floor && s <= cut && p.actual().unwrap_or(0) > 0).then_some(at)
         });
         let bounded = w.queued.is_some() || first.is_some();
         let pa_word = pa_serving.filter(|at| bounded || (w.requested.exact && at.exact));
@@ -80,6 +99,11 @@ impl Machine {
         if let Some(end) = served {
             self.wake = Some(w);
             return self.close(Some(Outcome::Served), end, now, out);
+        }
+        if let Some(end) = w.first_fall.filter(|_| next_began.is_some()) {
+            self.wake = Some(w);
+            self.close_unserved(end, now, out);
+            return self.settle_quiet(now, ctx, out);
         }
         let timed_out = pa
             .and_then(|p| p.timed_out)

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
-use super::evidence::Pod;
+use super::evidence::{Autoscaler, Pod};
 use super::{Edge, Machine, Stream, Thresholds};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 
@@ -68,6 +68,7 @@ impl Machine {
                     .map_or(At::arrival(stamp), |(_, at)| at);
                 self.edge(Stream::Autoscaler, false, at, stamp);
             }
+            (Some(0), Some(0)) => self.missed_pa_wake(&pa, ended_before[0], stamp),
             _ => {}
         }
         let idle = pa
@@ -104,6 +105,36 @@ impl Machine {
         if !self.served_before {
             self.seen_at_zero.get_or_insert(second);
         }
+    }
+
+    /// The PA was at zero and is at zero, but its `NoTraffic` is newer: Knative changes
+    /// the condition's `lastTransitionTime` only when it changes, so the PA rose and fell
+    /// between the two snapshots, unseen (an outage, a relist). If it did so after the
+    /// open wake began and had not risen for it, that was this wake's rise and fall: it
+    /// joins the wake and ends it, so that the PA's next rise starts the next wake instead
+    /// of joining this one. Neither edge counts as streamed: whether the PA showed
+    /// `Active=True` between is not known.
+    fn missed_pa_wake(&mut self, pa: &Autoscaler, before: Option<DateTime<Utc>>, stamp: Stamp) {
+        let Some((since, at)) = pa
+            .idle
+            .filter(|(since, _)| before.is_some_and(|b| *since > b))
+        else {
+            return;
+        };
+        let Some(w) = self.wake.as_ref() else {
+            return;
+        };
+        if self.claimed[Stream::Autoscaler as usize] == w.id
+            || since.timestamp() <= w.start_second()
+        {
+            return;
+        }
+        let unseen = Stamp {
+            via: Via::Listed,
+            ..stamp
+        };
+        self.edge(Stream::Autoscaler, true, at, unseen);
+        self.edge(Stream::Autoscaler, false, at, unseen);
     }
 
     /// A rise or fall dated `at`, brought by the observation of `stamp`.
