@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, watch as signal};
 use tokio_util::sync::CancellationToken;
 
 use super::history::History;
+use super::off_the_clock;
 use super::spool::Write;
 use super::writer::Outbox;
 use crate::book::FactsBook;
@@ -228,9 +229,7 @@ impl Engine {
             writes.push(Write::Wake(Box::new(r.wake)));
         }
         writes.extend(output.open.into_iter().map(Write::Open));
-        if !writes.is_empty() {
-            off_the_clock(|| self.outbox.push(writes));
-        }
+        self.outbox.push(writes);
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {
             self.book.upsert(f);
@@ -292,18 +291,5 @@ impl Engine {
                 .get_or_create(&ServiceLabels { namespace, service })
                 .observe(w.duration_ms as f64 / 1000.0);
         }
-    }
-}
-
-/// Runs `f`, which may take a while (the history's replay, a spool's `fdatasync`), on a
-/// worker the runtime can spare: the tasks queued behind the engine move to another. The
-/// watchers stamp each event when their task runs, so one kept waiting stamps its events
-/// late yet as streamed (the 30-minute soak once recorded a 430 ms wake as 1 ms, half a
-/// second late, both its events stamped during a 720 ms replay of the history).
-fn off_the_clock<T>(f: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
     }
 }

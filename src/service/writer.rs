@@ -26,6 +26,7 @@ use chrono::Utc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::off_the_clock;
 use super::spool::{Spool, Write};
 use crate::store::{Store, StoreError};
 use crate::telemetry::ErrorChain;
@@ -97,8 +98,7 @@ impl Outbox {
             let q = &mut *q;
             // Order is kept: once a write waits in memory, the ones after it do too.
             let appended: Result<(), String> = match q.spool.as_mut() {
-                Some(spool) if q.memory.is_empty() => spool
-                    .append(&writes)
+                Some(spool) if q.memory.is_empty() => off_the_clock(|| spool.append(&writes))
                     .map(|_| ())
                     .map_err(|e| ErrorChain(&e).to_string()),
                 Some(_) => Err("earlier writes are waiting in memory".into()),
