@@ -147,6 +147,9 @@ struct Wake {
     /// The PA's word, from a list, that it serves (since this time), waiting for the
     /// pods to bound its start; if it ends first, it served then.
     pa_served: Option<At>,
+    /// The last pull error or unschedulable state its pods showed: why Knative gave up,
+    /// when its `TimedOut` arrives after the pods are gone.
+    trouble: Option<Failure>,
 }
 
 impl Wake {
@@ -203,6 +206,8 @@ pub struct Machine {
     seen_at_zero: Option<i64>,
     /// Its Deployment was seen as created (generation 1) with replicas: an initial start.
     born_at_scale: bool,
+    /// Its settings made it start at zero: it has no initial start, every rise is a wake.
+    born_at_zero: bool,
     /// `serving_at` of the last served wake recorded, so a restart does not record it again.
     last_recorded_serving: Option<DateTime<Utc>>,
     recorded: VecDeque<i64>,
@@ -216,6 +221,7 @@ impl Machine {
     pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
         let mut out = Vec::new();
         if ctx.born_at_zero {
+            self.born_at_zero = true;
             self.saw_zero(now.wall.timestamp());
         }
         for edge in std::mem::take(&mut self.edges) {
@@ -353,6 +359,7 @@ impl Machine {
             superseded: None,
             after,
             pa_served: None,
+            trouble: None,
         }));
     }
 

@@ -4,11 +4,12 @@
 //! behaviour these were found with.
 
 use super::world::Episode::{self, *};
-use super::{Case, Fault};
+use super::{Case, Fault, FirstStart};
 
 fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) -> Case {
     Case {
         seed,
+        first_start: None,
         born_at_zero: false,
         initial_scale: 1,
         deployment_first: None,
@@ -545,6 +546,122 @@ pub fn cases() -> Vec<Case> {
                     gap: 1948,
                 }],
             )
+        },
+        // The service's first start half a minute into a wake whose pod cannot be
+        // scheduled: the pod's condition says since when, so the wake fails as
+        // unschedulable at once rather than later as timed out.
+        Case {
+            first_start: Some(FirstStart {
+                at: 36296,
+                lists: [0, 0, 0, 0, 705],
+            }),
+            ..case(
+                344161940,
+                vec![FailedUnschedulable],
+                [0, 0, 32, 20, 0],
+                vec![],
+            )
+        },
+        // The service's first start while a wake is aborting.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            first_start: Some(FirstStart {
+                at: 14358,
+                lists: [0, 0, 754, 0, 0],
+            }),
+            ..case(2682586326689652410, vec![Aborted, Served], [0; 5], vec![])
+        },
+        // The service's first start while an image pull keeps failing, Knative's timeout
+        // nearer than the pull threshold.
+        Case {
+            deployment_first: Some(true),
+            first_start: Some(FirstStart {
+                at: 38761,
+                lists: [0, 0, 0, 0, 240],
+            }),
+            ..case(
+                15831194540667225,
+                vec![FailedPull, Served, Served],
+                [0, 0, 0, 20, 0],
+                vec![Fault::Outage { at: 0, gap: 100 }],
+            )
+        },
+        // The service's first start just after an abort, the next wake under way.
+        Case {
+            quick: true,
+            first_start: Some(FirstStart {
+                at: 29227,
+                lists: [0, 0, 0, 0, 771],
+            }),
+            ..case(
+                5509825418550772541,
+                vec![Served, Aborted, Served],
+                [0; 5],
+                vec![],
+            )
+        },
+        // An outage hides a whole abort after a served wake.
+        Case {
+            quick: true,
+            ..case(
+                561213582584992786,
+                vec![Replace, FailedTimedOut, Aborted, Served, Aborted],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 83667,
+                    gap: 2160,
+                }],
+            )
+        },
+        // The service's first start; later a wake whose Deployment stream lags.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            first_start: Some(FirstStart {
+                at: 16343,
+                lists: [0, 0, 0, 762, 0],
+            }),
+            ..case(
+                4198521889237655151,
+                vec![Served, Served, Served, FailedPull],
+                [0, 0, 0, 1688, 20],
+                vec![],
+            )
+        },
+        // The service's first start after the initial start, its Deployment listed last.
+        Case {
+            initial_scale: 3,
+            first_start: Some(FirstStart {
+                at: 8949,
+                lists: [0, 0, 0, 736, 0],
+            }),
+            ..case(14404665971491765264, vec![Served], [0; 5], vec![])
+        },
+        // The service's first start while an image pull keeps failing, the PA's stream
+        // lagging.
+        Case {
+            first_start: Some(FirstStart {
+                at: 38472,
+                lists: [0, 0, 0, 0, 241],
+            }),
+            ..case(
+                8460109472786722618,
+                vec![FailedPull],
+                [0, 0, 741, 0, 0],
+                vec![],
+            )
+        },
+        // The service's first start while a container crash-loops, the PA's stream lagging
+        // behind the pods' removal.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            first_start: Some(FirstStart {
+                at: 33387,
+                lists: [0, 0, 0, 0, 749],
+            }),
+            ..case(361909924060310682, vec![FailedCrash], [0, 0, 564, 0, 0], vec![])
         },
     ]
 }

@@ -31,6 +31,10 @@ enum What {
     },
     History,
     Tick,
+    /// The service's first start (with nothing stored), before any kind has listed.
+    Start,
+    /// Every kind of the first start has listed.
+    Synced,
 }
 
 /// One stream's deliveries, in stream order: (arrival, write time, what).
@@ -241,11 +245,31 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
     let mut rng = case.seed | 1;
     let end = world.writes.last().map_or(0, |w| w.t) + 15_000;
     let mut all: Vec<(i64, usize, i64, What)> = Vec::new();
+    // Before its first start the service sees nothing; each kind's list then holds what
+    // was written before it, and its watch what was written after.
+    let listed_at = |k: usize| case.first_start.map(|f| f.at + f.lists[k]);
     for kind in KINDS {
+        let k = kind as usize;
         for (arrival, t, what) in stream(&world, kind, case, &mut rng) {
-            all.push((arrival, kind as usize, t, what));
+            if listed_at(k).is_some_and(|l| t <= l) {
+                continue;
+            }
+            all.push((arrival, k, t, what));
+        }
+        if let Some(l) = listed_at(k) {
+            all.push((l, k, l, What::List(kind)));
         }
     }
+    if let Some(f) = case.first_start {
+        let synced = f.at + f.lists.iter().max().copied().unwrap_or(0);
+        // Just before the lists of its first instant.
+        all.push((f.at - 1, 8, f.at, What::Start));
+        all.push((synced, 12, synced, What::Synced));
+    }
+    // Killed before its first sync, it had stored nothing: as if it started later.
+    let started = case.first_start.map_or(i64::MIN, |f| {
+        f.at + f.lists.iter().max().copied().unwrap_or(0)
+    });
     for f in &case.faults {
         let (at, down, late, mid) = match *f {
             Fault::Restart { at, down } => (at, down, None, None),
@@ -253,6 +277,9 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
             Fault::MidListHistory { at, down, listed } => (at, down, None, Some(listed)),
             _ => continue,
         };
+        if at - down <= started {
+            continue; // killed before its first sync: as if it had not started yet
+        }
         // Lost while down; what was sent before the restart is in its relist.
         all.retain(|(arrival, _, t, _)| {
             !(*arrival > at - down && *arrival <= at || *arrival > at && *t <= at)
@@ -270,7 +297,12 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
             all.push((at + after, 11, at + after, What::History));
         }
     }
-    all.extend((0..end / 1_000).map(|s| (s * 1_000, 10, s * 1_000, What::Tick)));
+    all.extend(
+        (0..end / 1_000)
+            .map(|s| s * 1_000)
+            .filter(|t| case.first_start.is_none_or(|f| *t >= f.at))
+            .map(|t| (t, 10, t, What::Tick)),
+    );
     all.sort_by_key(|(at, k, _, _)| (*at, *k));
     let mut svc = Service {
         base: Instant::now(),
@@ -281,11 +313,14 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
         known: BTreeMap::new(),
         expected: None,
     };
-    let stamp = svc.stamp(-5, Via::Listed);
-    // A first start: the store's history is there, and empty.
-    svc.tracker.merge_history(&[], &[], stamp);
-    svc.tracker.apply(cluster_settings(), stamp);
-    svc.tracker.mark_synced(stamp);
+    if case.first_start.is_none() {
+        // A first start before the cluster's first write: the store's history is there,
+        // and empty.
+        let stamp = svc.stamp(-5, Via::Listed);
+        svc.tracker.merge_history(&[], &[], stamp);
+        svc.tracker.apply(cluster_settings(), stamp);
+        svc.tracker.mark_synced(stamp);
+    }
     let mut down_until = i64::MIN;
     let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>)> = None;
     for (at, _, _, what) in all {
@@ -330,6 +365,18 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
                 svc.take(out, at);
             }
             What::Tick => {}
+            What::Start => {
+                trace(at, "first start");
+                let stamp = svc.stamp(at, Via::Listed);
+                let out = svc.tracker.merge_history(&[], &[], stamp);
+                svc.take(out, at);
+                svc.tracker.apply(cluster_settings(), stamp);
+            }
+            What::Synced => {
+                trace(at, "every kind listed");
+                let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));
+                svc.take(out, at);
+            }
             What::History => {
                 if let Some((wakes, open)) = history.take() {
                     trace(at, "history arrives");

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::At;
-use super::evidence::{Pod, classify, gave_up};
+use super::evidence::{Pod, classify, gave_up, why_not_serving};
 use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Wake, remember};
 use crate::measure::observe::Stamp;
 use scaling_facts_api::Failure;
@@ -108,13 +108,34 @@ impl Machine {
         let timed_out = pa
             .and_then(|p| p.timed_out)
             .filter(|(since, _)| since.timestamp() > w.start_second());
+        // The pods Knative's timeout deletes still say why they never served, and so do
+        // those gone before the PA's `TimedOut` arrived.
+        let tried = move |p: &&Pod| p.created_second() >= floor && p.created_second() <= cut;
+        if let Some(f) = self
+            .pods
+            .iter()
+            .filter(tried)
+            .find_map(|p| why_not_serving(&p.snap))
+        {
+            w.trouble = Some(f);
+        }
         if w.failed.is_none()
             && let Some(f) = classify(
-                self.pods.iter().filter(mine),
+                self.pods.iter().filter(|p| {
+                    if timed_out.is_some() {
+                        tried(p)
+                    } else {
+                        mine(p)
+                    }
+                }),
                 timed_out.is_some(),
                 now.mono,
                 &ctx.thresholds,
             )
+            .map(|f| match &w.trouble {
+                Some(t) if f == gave_up() => t.clone(),
+                _ => f,
+            })
         {
             let end = timed_out.map_or(At::arrival(now), |(_, at)| at);
             let phases = self.phases(&w);

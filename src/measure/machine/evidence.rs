@@ -82,7 +82,16 @@ impl Pod {
             self.ready = Some(At::date(stamp, since, Side::End, late));
         }
         if trouble(&snap).is_some() {
-            self.trouble_since.get_or_insert(stamp.mono);
+            // An unschedulable pod says since when; a listed one may have been so for
+            // longer than the threshold already. A pull error's waiting state has no time.
+            let since = snap
+                .scheduled
+                .as_ref()
+                .filter(|c| c.is(CondStatus::False))
+                .map_or(stamp.mono, |c| {
+                    At::date(stamp, c.since, Side::Start, late).mono
+                });
+            self.trouble_since.get_or_insert(since);
         } else {
             self.trouble_since = None;
         }
@@ -145,6 +154,20 @@ impl Autoscaler {
 }
 
 /// A pull error or an unschedulable pod: fails the wake only if it lasts.
+/// What a pod shows that would explain a wake never serving: a container that keeps
+/// failing, a pull error, or no node.
+pub(super) fn why_not_serving(p: &PodSnap) -> Option<Failure> {
+    if let Container::Waiting { reason, message } = &p.container
+        && FATAL_WAITING.contains(&reason.as_str())
+    {
+        return Some(Failure {
+            reason: reason.clone(),
+            message: message.clone().unwrap_or_default(),
+        });
+    }
+    trouble(p).map(|(_, reason, message)| Failure { reason, message })
+}
+
 fn trouble(p: &PodSnap) -> Option<(bool, String, String)> {
     if let Container::Waiting { reason, message } = &p.container
         && PULL_ERRORS.contains(&reason.as_str())

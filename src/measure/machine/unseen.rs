@@ -55,11 +55,13 @@ impl Machine {
                 .iter()
                 .filter(|p| {
                     // A pod that ran may have served unseen: only one that never ran
-                    // tells an abort.
+                    // tells an abort. One created after the `NoTraffic` is a later
+                    // wake's: that condition ended an earlier serving period.
                     p.snap.deleting
                         && p.ready.is_none()
                         && !p.snap.running
                         && p.created_second() > quiet
+                        && p.created_second() <= since.timestamp()
                 })
                 .map(|p| p.created)
                 .reduce(At::earliest)
@@ -196,7 +198,27 @@ impl Machine {
             return; // the Revision or its Deployment will tell
         };
         self.open_as(kind, At::back_from(now, created), ctx);
+        // The streams that want pods now rose for this serving period: their next fall
+        // ends it, not a wake that opens before a lagging stream shows that fall.
+        let id = self.next_id;
+        for s in [Stream::Deployment, Stream::Autoscaler] {
+            let c = self.claimed[s as usize];
+            if self.stream_wants(s) && (c == 0 || self.fell_during[s as usize] == c) {
+                self.claimed[s as usize] = id;
+            }
+        }
         self.close(Some(Outcome::Served), end, now, out);
+    }
+
+    fn stream_wants(&self, s: Stream) -> bool {
+        match s {
+            Stream::Deployment => self.deployment.is_some_and(|d| d.replicas > 0),
+            Stream::Autoscaler => self
+                .pa
+                .as_ref()
+                .and_then(Autoscaler::desired)
+                .is_some_and(|d| d > 0),
+        }
     }
 
     /// The revision's creation as a start, as seen from `at`'s clock.
@@ -220,7 +242,13 @@ impl Machine {
     }
 
     pub(super) fn kind_if_known(&self, pod_created: Option<DateTime<Utc>>) -> Option<WakeKind> {
-        if self.served_before || self.seen_at_zero.is_some() {
+        // Seen at zero before ever serving: what wants pods after that is a wake, but
+        // not a period whose pod is older than that sight (a list found it serving while
+        // the scale to zero that ended it was already written).
+        let after_zero = self
+            .seen_at_zero
+            .is_some_and(|z| pod_created.is_none_or(|p| p.timestamp() >= z));
+        if self.served_before || self.born_at_zero || after_zero {
             return Some(WakeKind::Wake);
         }
         if self.born_at_scale || self.created_live.is_some() {
