@@ -4,11 +4,20 @@
 //! token is hashed and compared with every entry in constant time; tokens are never
 //! logged, only the name of the entry that matched.
 //!
+//! A token that verified is remembered, keyed by a keyed (SipHash) digest of it, so that
+//! the gateway's every request does not pay a SHA-256: the next time, the digest finds the
+//! remembered token, which is compared with the presented one in constant time. Only
+//! tokens that verified are remembered, and each entry has one, so the memory is bounded
+//! by the file; a wrong token always pays the full check.
+//!
 //! Scopes: `read` reads every release; `write` writes every release; `write:<release>`
 //! writes that release only. Either write scope also allows reads, since an editor has to
 //! see what it changes.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 
 use axum::extract::FromRequestParts;
 use axum::http::header;
@@ -43,8 +52,9 @@ impl Scope {
     }
 }
 
-#[derive(Debug, Clone)]
-struct TokenEntry {
+/// One entry of the tokens file.
+#[derive(Debug)]
+pub struct TokenEntry {
     name: String,
     sha256: [u8; 32],
     scopes: Vec<Scope>,
@@ -53,7 +63,16 @@ struct TokenEntry {
 /// The loaded tokens file.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    entries: Vec<TokenEntry>,
+    entries: Vec<Arc<TokenEntry>>,
+    verified: Arc<Verified>,
+}
+
+/// Tokens that verified, by their keyed digest: the token itself, to compare, and its
+/// entry.
+#[derive(Debug, Default)]
+struct Verified {
+    keys: RandomState,
+    by_digest: RwLock<HashMap<u64, (Box<[u8]>, Arc<TokenEntry>)>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,7 +116,7 @@ impl Tokens {
 
     pub fn parse(text: &str) -> Result<Self, TokensError> {
         let file: TokensFile = toml::from_str(text).map_err(TokensError::Syntax)?;
-        let mut entries: Vec<TokenEntry> = Vec::with_capacity(file.token.len());
+        let mut entries: Vec<Arc<TokenEntry>> = Vec::with_capacity(file.token.len());
         for e in file.token {
             let bad = |problem: String| TokensError::Entry {
                 name: e.name.clone(),
@@ -119,17 +138,39 @@ impl Tokens {
                 .map(|s| Scope::parse(s))
                 .collect::<Result<_, _>>()
                 .map_err(bad)?;
-            entries.push(TokenEntry {
+            entries.push(Arc::new(TokenEntry {
                 name: e.name,
                 sha256: digest,
                 scopes,
-            });
+            }));
         }
-        Ok(Self { entries })
+        Ok(Self {
+            entries,
+            verified: Arc::default(),
+        })
     }
 
-    /// The entry whose digest matches; every entry is compared, in constant time each.
-    fn find(&self, token: &str) -> Option<&TokenEntry> {
+    /// The entry the token belongs to: a token that verified before is found by its keyed
+    /// digest, otherwise its SHA-256 is compared with every entry.
+    fn find(&self, token: &str) -> Option<Arc<TokenEntry>> {
+        let key = self.verified.keys.hash_one(token.as_bytes());
+        let remembered = self.verified.by_digest.read().ok().and_then(|cache| {
+            let (known, entry) = cache.get(&key)?;
+            bool::from(known.as_ref().ct_eq(token.as_bytes())).then(|| entry.clone())
+        });
+        if remembered.is_some() {
+            return remembered;
+        }
+        let entry = self.verify(token)?;
+        if let Ok(mut cache) = self.verified.by_digest.write() {
+            cache.insert(key, (token.as_bytes().into(), entry.clone()));
+        }
+        Some(entry)
+    }
+
+    /// The entry whose SHA-256 digest matches; every entry is compared, in constant time
+    /// each.
+    fn verify(&self, token: &str) -> Option<Arc<TokenEntry>> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let mut found = None;
         for entry in &self.entries {
@@ -137,7 +178,7 @@ impl Tokens {
                 found = Some(entry);
             }
         }
-        found
+        found.cloned()
     }
 
     pub fn len(&self) -> usize {
@@ -170,7 +211,7 @@ pub fn new_token(name: &str, scopes: &[String]) -> Result<(String, String), Stri
 #[derive(Debug, Clone)]
 pub enum Caller {
     Anonymous,
-    Token { name: String, scopes: Vec<Scope> },
+    Token(Arc<TokenEntry>),
 }
 
 impl Caller {
@@ -178,7 +219,7 @@ impl Caller {
     pub fn name(&self) -> &str {
         match self {
             Self::Anonymous => "anonymous",
-            Self::Token { name, .. } => name,
+            Self::Token(t) => &t.name,
         }
     }
 
@@ -186,7 +227,7 @@ impl Caller {
     pub fn token_name(&self) -> Option<&str> {
         match self {
             Self::Anonymous => None,
-            Self::Token { name, .. } => Some(name),
+            Self::Token(t) => Some(&t.name),
         }
     }
 
@@ -196,7 +237,7 @@ impl Caller {
             Self::Anonymous => Err(ApiError::Unauthenticated(
                 "a bearer token with the read scope is required",
             )),
-            Self::Token { .. } => Ok(()), // every scope includes reading
+            Self::Token(_) => Ok(()), // every scope includes reading
         }
     }
 
@@ -205,8 +246,8 @@ impl Caller {
             Self::Anonymous => Err(ApiError::Unauthenticated(
                 "a bearer token with a write scope is required",
             )),
-            Self::Token { scopes, .. } => {
-                let allowed = scopes.iter().any(|s| match s {
+            Self::Token(t) => {
+                let allowed = t.scopes.iter().any(|s| match s {
                     Scope::WriteAll => true,
                     Scope::WriteRelease(r) => r == release,
                     Scope::Read => false,
@@ -241,14 +282,11 @@ impl FromRequestParts<AppState> for Caller {
             .ok_or(ApiError::Unauthenticated(
                 "authorization header must be `Bearer <token>`",
             ))?;
-        let entry = state
+        state
             .tokens
             .find(token)
-            .ok_or(ApiError::Unauthenticated("the bearer token is not valid"))?;
-        Ok(Self::Token {
-            name: entry.name.clone(),
-            scopes: entry.scopes.clone(),
-        })
+            .map(Self::Token)
+            .ok_or(ApiError::Unauthenticated("the bearer token is not valid"))
     }
 }
 
@@ -264,6 +302,12 @@ mod tests {
         assert_eq!(found.name, "editor");
         assert_eq!(found.scopes, vec![Scope::WriteRelease("shop.prod".into())]);
         assert!(tokens.find("sf_wrong").is_none());
+        // Again, from the verified tokens; a token one byte off is still refused.
+        assert_eq!(tokens.find(&token).unwrap().name, "editor");
+        let mut off = token.clone().into_bytes();
+        *off.last_mut().unwrap() ^= 1;
+        assert!(tokens.find(std::str::from_utf8(&off).unwrap()).is_none());
+        assert_eq!(tokens.verified.by_digest.read().unwrap().len(), 1);
     }
 
     #[test]

@@ -158,7 +158,13 @@ pub async fn put_config(
     let desired = validate(&update, entry.facts.idle_window_parts)?;
     let audit = state
         .store
-        .set_config(&release, desired, caller.name(), &request_id.0, Utc::now())
+        .set_config(
+            &release,
+            desired,
+            caller.name(),
+            request_id.as_str(),
+            Utc::now(),
+        )
         .await?;
     tracing::info!(
         release = %release, actor = %audit.actor, request_id = %audit.request_id,

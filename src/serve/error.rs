@@ -35,6 +35,8 @@ pub enum ApiError {
     UnsupportedMediaType,
     #[error("{scope} has {limit} event streams open, its limit; close one or retry later")]
     TooManyStreams { limit: usize, scope: &'static str },
+    #[error("the request body did not arrive within {limit_ms} ms")]
+    BodyTimeout { limit_ms: u64 },
     #[error("the store is unavailable; try again")]
     StoreUnavailable(#[source] StoreError),
     #[error("internal error")]
@@ -64,6 +66,7 @@ impl ApiError {
             Self::BodyTooLarge { .. } => ErrorCode::BodyTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::TooManyStreams { .. } => ErrorCode::TooManyStreams,
+            Self::BodyTimeout { .. } => ErrorCode::Timeout,
             Self::StoreUnavailable(_) => ErrorCode::StoreUnavailable,
             Self::Internal(_) => ErrorCode::Internal,
         }

@@ -1,5 +1,8 @@
 //! A JSON body extractor whose rejections are API errors naming the field at fault.
 
+use std::task::Poll;
+use std::time::Duration;
+
 use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 use bytes::Bytes;
@@ -26,18 +29,37 @@ where
             .and_then(|v| v.split(';').next())
             // Media types are case-insensitive (RFC 9110 §8.3.1).
             .is_some_and(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json"
-                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+                let mime = mime.trim().as_bytes();
+                let (app, json) = (b"application/".as_slice(), b"+json".as_slice());
+                mime.eq_ignore_ascii_case(b"application/json")
+                    || (mime.len() > app.len() + json.len()
+                        && mime[..app.len()].eq_ignore_ascii_case(app)
+                        && mime[mime.len() - json.len()..].eq_ignore_ascii_case(json))
             });
         if !json {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let limit = req
+        let rules = req
             .extensions()
-            .get::<BodyLimit>()
-            .map_or(usize::MAX, |l| l.0);
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            .get::<BodyRules>()
+            .copied()
+            .unwrap_or(BodyRules {
+                limit: usize::MAX,
+                timeout: Duration::MAX,
+            });
+        let limit = rules.limit;
+        // A small body usually came with the headers: only one that has not is given a
+        // timer, so that the common case pays for none.
+        let mut read = std::pin::pin!(Bytes::from_request(req, state));
+        let read = match futures::poll!(read.as_mut()) {
+            Poll::Ready(r) => r,
+            Poll::Pending => tokio::time::timeout(rules.timeout, read)
+                .await
+                .map_err(|_| ApiError::BodyTimeout {
+                    limit_ms: rules.timeout.as_millis() as u64,
+                })?,
+        };
+        let bytes = read.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::BodyTooLarge { limit_bytes: limit }
             } else {
@@ -48,9 +70,13 @@ where
     }
 }
 
-/// The configured body limit, put in request extensions so rejections can state it.
+/// The configured body limit and how long a body may take to arrive, put in request
+/// extensions so that rejections can state them.
 #[derive(Debug, Clone, Copy)]
-pub struct BodyLimit(pub usize);
+pub struct BodyRules {
+    pub limit: usize,
+    pub timeout: Duration,
+}
 
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);

@@ -84,12 +84,17 @@ impl AppState {
 /// Every route, declared once: the router serves these handlers and the OpenAPI document
 /// is collected from their annotations, so the two cannot disagree.
 pub fn routes() -> OpenApiRouter<AppState> {
+    answered_from_memory().merge(waiting_on_the_store(Duration::MAX))
+}
+
+/// Routes whose handlers never wait: they read the facts book (or the registry, or a
+/// constant) and answer. A timeout would only add a timer to every request.
+fn answered_from_memory() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(releases::list))
         .routes(routes!(releases::scaling))
         .routes(routes!(releases::runtime))
         .routes(routes!(releases::cold_starts))
-        .routes(routes!(config::get_config, config::put_config))
         .routes(routes!(events::release_events))
         .routes(routes!(releases::batch_scaling))
         .routes(routes!(events::all_events))
@@ -100,19 +105,35 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(ops::openapi))
 }
 
+/// Routes that wait on the store, bounded by the request timeout (503 when it passes).
+fn waiting_on_the_store(timeout: Duration) -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(config::get_config, config::put_config))
+        .route_layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            timeout,
+        ))
+}
+
 /// The whole API.
 pub fn app(state: AppState) -> Router {
-    let (router, _) = routes().split_for_parts();
+    let (router, doc) = answered_from_memory()
+        .merge(waiting_on_the_store(state.request_timeout))
+        .split_for_parts();
+    state.metrics.http.prepare(
+        doc.paths
+            .paths
+            .keys()
+            .map(String::as_str)
+            .chain(["unmatched"]),
+    );
     router
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(state.max_body_bytes))
-        .layer(Extension(json::BodyLimit(state.max_body_bytes)))
-        // Bounds the time to response headers; streams, once started, are ended by the
-        // shutdown token instead.
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            state.request_timeout,
-        ))
+        .layer(Extension(json::BodyRules {
+            limit: state.max_body_bytes,
+            timeout: state.request_timeout,
+        }))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             request::envelope,

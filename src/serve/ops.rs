@@ -73,7 +73,7 @@ pub struct NotAnError;
         (status = 503, description = "Starting, stopping, or a dependency is down", body = HealthReport, example = examples::degraded),
     ))]
 pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiError>) -> Response {
-    let detailed = matches!(caller, Ok(Caller::Token { .. }));
+    let detailed = matches!(caller, Ok(Caller::Token(_)));
     let checked = state.store.check().await;
     let store = StoreCheck {
         status: if checked.error.is_none() {

@@ -4,6 +4,8 @@
 //! matched route, the final status) and must wrap everything else, including the timeout
 //! layer, so that every response, whoever produced it, has an id and the error shape.
 
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use axum::body::Body;
@@ -18,36 +20,59 @@ use super::AppState;
 use super::error::{PendingError, for_status};
 use super::ops::NotAnError;
 
-/// The id of the current request, in request extensions.
+/// The id of the current request, in request extensions: the caller's, or one made here.
 #[derive(Debug, Clone)]
-pub struct RequestId(pub String);
+pub struct RequestId(HeaderValue);
+
+impl RequestId {
+    pub fn as_str(&self) -> &str {
+        // Only visible ASCII gets in: a caller's id is checked, ours is hex.
+        self.0.to_str().unwrap_or("")
+    }
+}
 
 /// Accepts a caller's id when it is short and plain, so that traces join up across hops;
 /// otherwise makes one.
-fn request_id_of(req: &Request) -> String {
-    req.headers()
-        .get(REQUEST_ID_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| {
-            !v.is_empty()
-                && v.len() <= 64
-                && v.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        })
-        .map(str::to_owned)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string())
+fn request_id_of(req: &Request) -> RequestId {
+    let theirs = req.headers().get(REQUEST_ID_HEADER).filter(|v| {
+        let b = v.as_bytes();
+        !b.is_empty()
+            && b.len() <= 64
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
+    });
+    RequestId(theirs.cloned().unwrap_or_else(next_id))
+}
+
+/// `<process>-<sequence>` in hex: unique for the process's life without a random draw
+/// (a system call) per request, and unique across restarts and replicas by the process
+/// part, drawn once.
+fn next_id() -> HeaderValue {
+    static PROCESS: LazyLock<u32> = LazyLock::new(rand::random);
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    let mut buf = [0u8; 8 + 1 + 12];
+    hex_into(&mut buf[..8], u64::from(*PROCESS));
+    buf[8] = b'-';
+    hex_into(&mut buf[9..], n);
+    HeaderValue::from_bytes(&buf).expect("hex digits and a dash")
+}
+
+/// Writes the low `out.len()` hex digits of `v`.
+fn hex_into(out: &mut [u8], mut v: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for b in out.iter_mut().rev() {
+        *b = DIGITS[(v & 0xf) as usize];
+        v >>= 4;
+    }
 }
 
 pub async fn envelope(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
     let id = request_id_of(&req);
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
-        .to_owned();
-    let method = req.method().as_str().to_owned();
-    req.extensions_mut().insert(RequestId(id.clone()));
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let method = req.method().clone();
+    req.extensions_mut().insert(id.clone());
 
     let mut response = next.run(req).await;
 
@@ -61,7 +86,7 @@ pub async fn envelope(State(state): State<AppState>, mut req: Request, next: Nex
         let body = ErrorBody {
             error_code: pending.code,
             message: pending.message,
-            request_id: id.clone(),
+            request_id: id.as_str().to_owned(),
         };
         let bytes = serde_json::to_vec(&body).expect("plain data");
         let (mut parts, _) = response.into_parts();
@@ -72,13 +97,43 @@ pub async fn envelope(State(state): State<AppState>, mut req: Request, next: Nex
         parts.headers.remove(header::CONTENT_LENGTH);
         response = Response::from_parts(parts, Body::from(bytes));
     }
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(REQUEST_ID_HEADER, v);
-    }
     let took = started.elapsed();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     state
         .metrics
-        .observe_request(&route, &method, status.as_u16(), took);
-    tracing::debug!(request_id = %id, %route, %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
+        .http
+        .observe(route, &method, status.as_u16(), took);
+    tracing::debug!(request_id = id.as_str(), %route, %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
+    response.headers_mut().insert(REQUEST_ID_HEADER, id.0);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn made_ids_are_distinct_and_plain() {
+        let (a, b) = (next_id(), next_id());
+        assert_ne!(a, b);
+        let a = a.to_str().unwrap();
+        assert_eq!(a.len(), 21);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() || c == b'-'));
+    }
+
+    #[test]
+    fn a_callers_plain_id_is_kept_and_another_replaced() {
+        let with = |v: &str| {
+            Request::builder()
+                .header(REQUEST_ID_HEADER, v)
+                .body(Body::empty())
+                .unwrap()
+        };
+        assert_eq!(request_id_of(&with("gw-42.a_b")).as_str(), "gw-42.a_b");
+        assert_ne!(request_id_of(&with("has space")).as_str(), "has space");
+        assert_ne!(
+            request_id_of(&with(&"x".repeat(65))).as_str(),
+            "x".repeat(65)
+        );
+    }
 }

@@ -4,7 +4,6 @@
 //! number of series is bounded however many releases or clients there are.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -13,14 +12,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RequestLabels {
-    /// The route template, e.g. `/v1/releases/{release}/scaling`.
-    pub route: String,
-    pub method: String,
-    /// `2xx`, `4xx`, ...
-    pub status: String,
-}
+use super::http::HttpMetrics;
 
 /// A wake's labels: namespace and service are bounded by the cluster's services; never
 /// the revision or the pod, which grow without bound.
@@ -45,17 +37,11 @@ pub struct KindLabels {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RouteLabels {
-    pub route: String,
-}
-
 /// Every metric the service exports, registered once.
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    pub http_requests: Family<RequestLabels, Counter>,
-    pub http_duration: Family<RouteLabels, Histogram>,
+    pub http: HttpMetrics,
     pub releases_known: Gauge,
     pub sse_streams: Gauge,
     pub sse_refused: Counter,
@@ -78,21 +64,7 @@ impl Default for Metrics {
 impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("scaling_facts");
-        let http_requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "http_requests",
-            "HTTP requests by route, method and status class",
-            http_requests.clone(),
-        );
-        let http_duration = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
-            // 50 µs to about 1.6 s.
-            Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
-        });
-        registry.register(
-            "http_request_duration_seconds",
-            "Time to produce the response headers, by route",
-            http_duration.clone(),
-        );
+        let http = HttpMetrics::register(&mut registry);
         let releases_known = Gauge::default();
         registry.register(
             "releases_known",
@@ -167,29 +139,12 @@ impl Metrics {
             watch_errors,
             store_retries,
             registry,
-            http_requests,
-            http_duration,
+            http,
             releases_known,
             sse_streams,
             sse_refused,
             release_claims_refused,
         }
-    }
-
-    pub fn observe_request(&self, route: &str, method: &str, status: u16, took: Duration) {
-        let status = format!("{}xx", status / 100);
-        self.http_requests
-            .get_or_create(&RequestLabels {
-                route: route.to_owned(),
-                method: method_label(method).to_owned(),
-                status,
-            })
-            .inc();
-        self.http_duration
-            .get_or_create(&RouteLabels {
-                route: route.to_owned(),
-            })
-            .observe(took.as_secs_f64());
     }
 
     /// The OpenMetrics text exposition.
@@ -203,10 +158,3 @@ impl Metrics {
 
 /// Shared handle.
 pub type SharedMetrics = Arc<Metrics>;
-
-/// The method label, from a closed set: a caller inventing methods must not be able to
-/// grow the exposition (each new value is a new series).
-fn method_label(method: &str) -> &'static str {
-    const KNOWN: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-    KNOWN.into_iter().find(|m| *m == method).unwrap_or("other")
-}

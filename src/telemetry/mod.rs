@@ -2,6 +2,8 @@
 //!
 //! - this module: the `tracing` subscriber (JSON lines in production, text in a terminal);
 //! - [`metrics`]: Prometheus metrics with bounded labels (route, never a release key);
+//! - [`http`]: the per-request series, with a slot per series so that a request does not
+//!   hash its labels;
 //! - [`health`]: the readiness gate of ADR-025 and the warm-up tasks that open it;
 //! - [`components`]: what the watchers, the history load and the writer report of
 //!   themselves, for `/health`;
@@ -10,6 +12,7 @@
 pub mod components;
 mod error_chain;
 pub mod health;
+pub mod http;
 pub mod metrics;
 
 pub use error_chain::ErrorChain;

@@ -661,7 +661,12 @@ pub fn cases() -> Vec<Case> {
                 at: 33387,
                 lists: [0, 0, 0, 0, 749],
             }),
-            ..case(361909924060310682, vec![FailedCrash], [0, 0, 564, 0, 0], vec![])
+            ..case(
+                361909924060310682,
+                vec![FailedCrash],
+                [0, 0, 564, 0, 0],
+                vec![],
+            )
         },
     ]
 }

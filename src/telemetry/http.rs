@@ -1,0 +1,177 @@
+//! Per-request HTTP metrics, paid for once per series rather than once per request.
+//!
+//! `prometheus-client`'s `Family::get_or_create` hashes the whole label set under a lock
+//! on every call, and building the labels allocates three strings. Every label here comes
+//! from a closed set (the route templates of the router, eight method values, five status
+//! classes), so each series gets a slot the first time it is used: after that, a request
+//! costs one lookup of its route template and two atomic updates. Series still appear in
+//! `/metrics` only once they have been used.
+
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
+use std::time::Duration;
+
+use axum::http::Method;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The route template, e.g. `/v1/releases/{release}/scaling`.
+    pub route: String,
+    pub method: String,
+    /// `2xx`, `4xx`, ...
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub route: String,
+}
+
+/// The method label's closed set: a caller inventing methods must not be able to grow
+/// the exposition (each new value is a new series).
+const METHODS: [&str; 8] = [
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other",
+];
+const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+fn method_index(m: &Method) -> usize {
+    match *m {
+        Method::GET => 0,
+        Method::HEAD => 1,
+        Method::POST => 2,
+        Method::PUT => 3,
+        Method::PATCH => 4,
+        Method::DELETE => 5,
+        Method::OPTIONS => 6,
+        _ => 7,
+    }
+}
+
+/// One route's series, each taken from the families on first use.
+#[derive(Debug, Default)]
+struct RouteSlots {
+    requests: [[OnceLock<Counter>; CLASSES.len()]; METHODS.len()],
+    duration: OnceLock<Histogram>,
+}
+
+#[derive(Debug)]
+pub struct HttpMetrics {
+    requests: Family<RequestLabels, Counter>,
+    duration: Family<RouteLabels, Histogram>,
+    /// Route template to its slots. Filled by [`HttpMetrics::prepare`] before serving, so
+    /// requests only read it; a route not prepared (a test's own router) is added under
+    /// the write lock once.
+    routes: RwLock<HashMap<Box<str>, &'static RouteSlots>>,
+}
+
+impl HttpMetrics {
+    pub fn register(registry: &mut Registry) -> Self {
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route, method and status class",
+            requests.clone(),
+        );
+        let duration = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
+            // 50 µs to about 1.6 s.
+            Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+        });
+        registry.register(
+            "http_request_duration_seconds",
+            "Time to produce the response headers, by route",
+            duration.clone(),
+        );
+        Self {
+            requests,
+            duration,
+            routes: RwLock::default(),
+        }
+    }
+
+    /// Makes room for the router's route templates, so that requests never take the
+    /// write lock.
+    pub fn prepare<'a>(&self, routes: impl IntoIterator<Item = &'a str>) {
+        for r in routes {
+            self.slots(r);
+        }
+    }
+
+    fn slots(&self, route: &str) -> &'static RouteSlots {
+        if let Some(s) = self.routes.read().expect("not poisoned").get(route) {
+            return s;
+        }
+        let mut routes = self.routes.write().expect("not poisoned");
+        // Leaked on purpose: one small table per route template, a closed set that lives
+        // as long as the process, and handed out without reference counting.
+        routes
+            .entry(route.into())
+            .or_insert_with(|| Box::leak(Box::default()))
+    }
+
+    /// Counts a request and the time to its response headers.
+    pub fn observe(&self, route: &str, method: &Method, status: u16, took: Duration) {
+        let slots = self.slots(route);
+        let (m, c) = (
+            method_index(method),
+            usize::from(status / 100).clamp(1, 5) - 1,
+        );
+        slots.requests[m][c]
+            .get_or_init(|| {
+                self.requests
+                    .get_or_create(&RequestLabels {
+                        route: route.to_owned(),
+                        method: METHODS[m].to_owned(),
+                        status: CLASSES[c].to_owned(),
+                    })
+                    .clone()
+            })
+            .inc();
+        slots
+            .duration
+            .get_or_init(|| {
+                self.duration
+                    .get_or_create(&RouteLabels {
+                        route: route.to_owned(),
+                    })
+                    .clone()
+            })
+            .observe(took.as_secs_f64());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_are_counted_and_invented_methods_share_one() {
+        let mut registry = Registry::default();
+        let http = HttpMetrics::register(&mut registry);
+        http.prepare(["/a"]);
+        let ms = Duration::from_millis(1);
+        http.observe("/a", &Method::GET, 200, ms);
+        http.observe("/a", &Method::GET, 204, ms);
+        http.observe("/b", &Method::from_bytes(b"BREW").unwrap(), 418, ms);
+        http.observe("/b", &Method::from_bytes(b"WHEN").unwrap(), 404, ms);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        assert!(
+            text.contains(r#"http_requests_total{route="/a",method="GET",status="2xx"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"http_requests_total{route="/b",method="other",status="4xx"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"http_request_duration_seconds_count{route="/a"} 2"#),
+            "{text}"
+        );
+        assert!(!text.contains("POST"), "unused series stay out: {text}");
+    }
+}
