@@ -72,8 +72,11 @@ pub struct Tokens {
 #[derive(Debug, Default)]
 struct Verified {
     keys: RandomState,
-    by_digest: RwLock<HashMap<u64, (Box<[u8]>, Arc<TokenEntry>)>>,
+    by_digest: RwLock<HashMap<u64, Remembered>>,
 }
+
+/// A token that verified, as presented, and its entry.
+type Remembered = (Box<[u8]>, Arc<TokenEntry>);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
