@@ -26,9 +26,9 @@ pub mod streams;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
-use axum::{Extension, Router, middleware};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -130,14 +130,7 @@ pub fn app(state: AppState) -> Router {
     router
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(state.max_body_bytes))
-        .layer(Extension(json::BodyRules {
-            limit: state.max_body_bytes,
-            timeout: state.request_timeout,
-        }))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            request::envelope,
-        ))
+        .layer(request::EnvelopeLayer(state.clone()))
         .with_state(state)
 }
 

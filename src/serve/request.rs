@@ -1,23 +1,29 @@
 //! Per-request plumbing: the request id, the error envelope, metrics and the access log.
 //!
-//! One middleware does all four because they share the same facts (the request id, the
+//! One layer does all four because they share the same facts (the request id, the
 //! matched route, the final status) and must wrap everything else, including the timeout
 //! layer, so that every response, whoever produced it, has an id and the error shape.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, header};
-use axum::middleware::Next;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::Response;
+use pin_project_lite::pin_project;
+use tower::{Layer, Service};
 
 use scaling_facts_api::{ErrorBody, REQUEST_ID_HEADER};
 
 use super::AppState;
 use super::error::{PendingError, for_status};
+use super::json::BodyRules;
 use super::ops::NotAnError;
 
 /// The id of the current request, in request extensions: the caller's, or one made here.
@@ -67,45 +73,138 @@ fn hex_into(out: &mut [u8], mut v: u64) {
     }
 }
 
-pub async fn envelope(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = request_id_of(&req);
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let method = req.method().clone();
-    req.extensions_mut().insert(id.clone());
+/// The layer that puts [`Envelope`] around every route.
+#[derive(Clone)]
+pub struct EnvelopeLayer(pub AppState);
 
-    let mut response = next.run(req).await;
+impl<S> Layer<S> for EnvelopeLayer {
+    type Service = Envelope<S>;
 
-    let status = response.status();
-    let is_error = status.is_client_error() || status.is_server_error();
-    if is_error && response.extensions().get::<NotAnError>().is_none() {
-        let pending = response
-            .extensions_mut()
-            .remove::<PendingError>()
-            .unwrap_or_else(|| for_status(status));
-        let body = ErrorBody {
-            error_code: pending.code,
-            message: pending.message,
-            request_id: id.as_str().to_owned(),
-        };
-        let bytes = serde_json::to_vec(&body).expect("plain data");
-        let (mut parts, _) = response.into_parts();
-        parts.headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        parts.headers.remove(header::CONTENT_LENGTH);
-        response = Response::from_parts(parts, Body::from(bytes));
+    fn layer(&self, inner: S) -> Envelope<S> {
+        Envelope {
+            inner,
+            state: self.0.clone(),
+        }
     }
-    let took = started.elapsed();
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    state
-        .metrics
-        .http
-        .observe(route, &method, status.as_u16(), took);
-    tracing::debug!(request_id = id.as_str(), %route, %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
-    response.headers_mut().insert(REQUEST_ID_HEADER, id.0);
-    response
+}
+
+/// Gives the request its id and body rules, then the response its id, the error shape,
+/// its metrics and its access-log line. A tower service rather than
+/// `middleware::from_fn`, which boxes the inner service and its future per request.
+#[derive(Clone)]
+pub struct Envelope<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> Service<Request> for Envelope<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Enveloped<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let started = Instant::now();
+        let id = request_id_of(&req);
+        let route = req.extensions().get::<MatchedPath>().cloned();
+        let method = req.method().clone();
+        let ext = req.extensions_mut();
+        ext.insert(id.clone());
+        ext.insert(BodyRules {
+            limit: self.state.max_body_bytes,
+            timeout: self.state.request_timeout,
+        });
+        Enveloped {
+            inner: self.inner.call(req),
+            done: Some(Done {
+                state: self.state.clone(),
+                started,
+                id,
+                route,
+                method,
+            }),
+        }
+    }
+}
+
+/// What the response needs from the request.
+struct Done {
+    state: AppState,
+    started: Instant,
+    id: RequestId,
+    route: Option<MatchedPath>,
+    method: Method,
+}
+
+pin_project! {
+    /// The inner response, finished by [`Done::finish`].
+    pub struct Enveloped<F> {
+        #[pin]
+        inner: F,
+        done: Option<Done>,
+    }
+}
+
+impl<F> Future for Enveloped<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(response) = ready!(this.inner.poll(cx));
+        let done = this.done.take().expect("polled after completion");
+        Poll::Ready(Ok(done.finish(response)))
+    }
+}
+
+impl Done {
+    fn finish(self, mut response: Response) -> Response {
+        let Self {
+            state,
+            started,
+            id,
+            route,
+            method,
+        } = self;
+        let status = response.status();
+        let is_error = status.is_client_error() || status.is_server_error();
+        if is_error && response.extensions().get::<NotAnError>().is_none() {
+            let pending = response
+                .extensions_mut()
+                .remove::<PendingError>()
+                .unwrap_or_else(|| for_status(status));
+            let body = ErrorBody {
+                error_code: pending.code,
+                message: pending.message,
+                request_id: id.as_str().to_owned(),
+            };
+            let bytes = serde_json::to_vec(&body).expect("plain data");
+            let (mut parts, _) = response.into_parts();
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            response = Response::from_parts(parts, Body::from(bytes));
+        }
+        let took = started.elapsed();
+        let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+        state
+            .metrics
+            .http
+            .observe(route, &method, status.as_u16(), took);
+        tracing::debug!(request_id = id.as_str(), %route, %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
+        response.headers_mut().insert(REQUEST_ID_HEADER, id.0);
+        response
+    }
 }
 
 #[cfg(test)]
