@@ -649,3 +649,23 @@ async fn metrics_count_requests_by_route_template() {
     assert!(!text.contains("shop.prod"), "no release keys in labels");
     app.db.finish().await;
 }
+
+/// A batch body that has not come with the headers gets the request timeout (no route
+/// that answers from memory keeps a timer otherwise); one that never comes is a 503 in the
+/// error shape.
+#[tokio::test]
+async fn a_batch_body_that_never_arrives_times_out() {
+    let app_ = test_app(true).await;
+    let never = futures::stream::pending::<Result<bytes::Bytes, std::io::Error>>();
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/scaling/batch")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(never))
+        .unwrap();
+    let r = raw(&app_.state, req).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    let e = r.error();
+    assert_eq!(e.error_code, scaling_facts_api::ErrorCode::Timeout);
+    assert!(e.message.contains("5000 ms"), "{}", e.message);
+}
