@@ -147,8 +147,8 @@ struct Wake {
     /// The PA's word, from a list, that it serves (since this time), waiting for the
     /// pods to bound its start; if it ends first, it served then.
     pa_served: Option<At>,
-    /// The last pull error or unschedulable state its pods showed: why Knative gave up,
-    /// when its `TimedOut` arrives after the pods are gone.
+    /// The last reason its pods showed for not serving (a crash loop, a pull error, no
+    /// node): why Knative gave up, when its `TimedOut` arrives after the pods are gone.
     trouble: Option<Failure>,
 }
 
@@ -238,7 +238,7 @@ impl Machine {
                 // A fall ends the period of the wake the stream last rose for, if it has
                 // not fallen since: a stream behind the others shows an older wake's fall
                 // after a newer wake opened, or even closed.
-                let owed = claimed != 0 && self.fell_during[s] != claimed;
+                let owed = self.owed(edge.stream);
                 let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
                 self.fell_during[s] = if owed { claimed } else { current.unwrap_or(0) };
                 let during = self.wake.as_ref().map(|w| w.id) == Some(self.fell_during[s]);
@@ -378,12 +378,31 @@ impl Machine {
     }
 
     fn wants(&self) -> bool {
-        let dep = self.deployment.is_some_and(|d| d.replicas > 0);
-        let pa = self.pa.as_ref().is_some_and(|p| match p.desired() {
-            Some(d) => d > 0,
-            None => p.queued.is_some(),
-        });
-        dep || pa
+        self.stream_wants(Stream::Deployment)
+            || self.stream_wants(Stream::Autoscaler)
+            // A PA whose status is not written yet wants pods once it queues.
+            || self
+                .pa
+                .as_ref()
+                .is_some_and(|p| p.desired().is_none() && p.queued.is_some())
+    }
+
+    /// Whether the stream shows pods wanted now.
+    fn stream_wants(&self, s: Stream) -> bool {
+        match s {
+            Stream::Deployment => self.deployment.is_some_and(|d| d.replicas > 0),
+            Stream::Autoscaler => self
+                .pa
+                .as_ref()
+                .and_then(Autoscaler::desired)
+                .is_some_and(|d| d > 0),
+        }
+    }
+
+    /// Whether the stream rose for a wake and has not shown the fall that ends it.
+    fn owed(&self, s: Stream) -> bool {
+        let claimed = self.claimed[s as usize];
+        claimed != 0 && self.fell_during[s as usize] != claimed
     }
 
     /// Whether a wake is open, so time passing can end it.

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::At;
-use super::evidence::{Pod, classify, gave_up, why_not_serving};
+use super::evidence::{Pod, classify, failure, gave_up, why_not_serving};
 use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Wake, remember};
 use crate::measure::observe::Stamp;
 use scaling_facts_api::Failure;
@@ -58,9 +58,9 @@ impl Machine {
         });
         let cut = next_began.unwrap_or(i64::MAX);
         let floor = w.floor;
-        let mine = move |p: &&Pod| {
-            !p.snap.deleting && p.created_second() >= floor && p.created_second() <= cut
-        };
+        // The pods created for this wake; `mine` are those not being removed.
+        let tried = move |p: &&Pod| (floor..=cut).contains(&p.created_second());
+        let mine = move |p: &&Pod| !p.snap.deleting && tried(p);
         let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
         w.evidence |= first.is_some();
         if !w.requested.exact
@@ -110,32 +110,27 @@ impl Machine {
             .filter(|(since, _)| since.timestamp() > w.start_second());
         // The pods Knative's timeout deletes still say why they never served, and so do
         // those gone before the PA's `TimedOut` arrived.
-        let tried = move |p: &&Pod| p.created_second() >= floor && p.created_second() <= cut;
-        if let Some(f) = self
+        if let Some(shown) = self
             .pods
             .iter()
             .filter(tried)
             .find_map(|p| why_not_serving(&p.snap))
+            && w.trouble
+                .as_ref()
+                .is_none_or(|t| (t.reason.as_str(), t.message.as_str()) != shown)
         {
-            w.trouble = Some(f);
+            w.trouble = Some(failure(shown));
         }
         if w.failed.is_none()
             && let Some(f) = classify(
-                self.pods.iter().filter(|p| {
-                    if timed_out.is_some() {
-                        tried(p)
-                    } else {
-                        mine(p)
-                    }
-                }),
+                self.pods
+                    .iter()
+                    .filter(|p| tried(p) && (timed_out.is_some() || !p.snap.deleting)),
                 timed_out.is_some(),
+                w.trouble.as_ref(),
                 now.mono,
                 &ctx.thresholds,
             )
-            .map(|f| match &w.trouble {
-                Some(t) if f == gave_up() => t.clone(),
-                _ => f,
-            })
         {
             let end = timed_out.map_or(At::arrival(now), |(_, at)| at);
             let phases = self.phases(&w);

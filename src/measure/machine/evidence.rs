@@ -153,64 +153,76 @@ impl Autoscaler {
     }
 }
 
-/// A pull error or an unschedulable pod: fails the wake only if it lasts.
-/// What a pod shows that would explain a wake never serving: a container that keeps
-/// failing, a pull error, or no node.
-pub(super) fn why_not_serving(p: &PodSnap) -> Option<Failure> {
-    if let Container::Waiting { reason, message } = &p.container
-        && FATAL_WAITING.contains(&reason.as_str())
-    {
-        return Some(Failure {
-            reason: reason.clone(),
-            message: message.clone().unwrap_or_default(),
-        });
+/// A reason and a message a pod shows, borrowed from it.
+pub(super) type Shown<'a> = (&'a str, &'a str);
+
+/// A container that fails the wake at once.
+fn fatal(p: &PodSnap) -> Option<Shown<'_>> {
+    match &p.container {
+        Container::Waiting { reason, message } if FATAL_WAITING.contains(&reason.as_str()) => {
+            Some((reason, message.as_deref().unwrap_or("")))
+        }
+        _ => None,
     }
-    trouble(p).map(|(_, reason, message)| Failure { reason, message })
 }
 
-fn trouble(p: &PodSnap) -> Option<(bool, String, String)> {
+/// A pull error (`true`) or an unschedulable pod (`false`): fails the wake only if it
+/// lasts.
+fn trouble(p: &PodSnap) -> Option<(bool, Shown<'_>)> {
     if let Container::Waiting { reason, message } = &p.container
         && PULL_ERRORS.contains(&reason.as_str())
     {
-        return Some((true, reason.clone(), message.clone().unwrap_or_default()));
+        return Some((true, (reason, message.as_deref().unwrap_or(""))));
     }
     let c = p.scheduled.as_ref().filter(|c| c.is(CondStatus::False))?;
     Some((
         false,
-        c.reason.clone().unwrap_or_else(|| "Unschedulable".into()),
-        c.message.clone().unwrap_or_default(),
+        (
+            c.reason.as_deref().unwrap_or("Unschedulable"),
+            c.message.as_deref().unwrap_or(""),
+        ),
     ))
 }
 
+/// What a pod shows that would explain a wake never serving: a container that keeps
+/// failing, a pull error, or no node.
+pub(super) fn why_not_serving(p: &PodSnap) -> Option<Shown<'_>> {
+    fatal(p).or_else(|| trouble(p).map(|(_, shown)| shown))
+}
+
+pub(super) fn failure((reason, message): Shown<'_>) -> Failure {
+    Failure {
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
 /// Why a wake whose pods are `pods` has failed at `now`, if it has; `timed_out` when
-/// Knative gave up on this wake.
+/// Knative gave up on this wake, for the reason its pods showed last (`shown`) if they
+/// are gone.
 pub fn classify<'a>(
     pods: impl Iterator<Item = &'a Pod>,
     timed_out: bool,
+    shown: Option<&Failure>,
     now: Instant,
     t: &Thresholds,
 ) -> Option<Failure> {
     for p in pods {
-        if let Container::Waiting { reason, message } = &p.snap.container
-            && FATAL_WAITING.contains(&reason.as_str())
-        {
-            return Some(Failure {
-                reason: reason.clone(),
-                message: message.clone().unwrap_or_default(),
-            });
+        if let Some(f) = fatal(&p.snap) {
+            return Some(failure(f));
         }
-        if let (Some((pull, reason, message)), Some(since)) = (trouble(&p.snap), p.trouble_since) {
+        if let (Some((pull, f)), Some(since)) = (trouble(&p.snap), p.trouble_since) {
             let after = if pull {
                 t.image_pull_failure_after
             } else {
                 t.unschedulable_failure_after
             };
             if now.saturating_duration_since(since) >= after || timed_out {
-                return Some(Failure { reason, message });
+                return Some(failure(f));
             }
         }
     }
-    timed_out.then(gave_up)
+    timed_out.then(|| shown.cloned().unwrap_or_else(gave_up))
 }
 
 /// Knative gave up activating the revision: its PA's `TimedOut`.

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::At;
-use super::evidence::{Autoscaler, Pod, gave_up};
+use super::evidence::{Pod, gave_up};
 use super::{Ctx, Finished, INITIAL_POD_WITHIN_SECONDS, Machine, Stream};
 use crate::measure::observe::{CondStatus, Stamp};
 use scaling_facts_api::{Outcome, WakeKind};
@@ -126,19 +126,14 @@ impl Machine {
             // start. A PA that queued after the last wake began wants for this one.
             let id = self.next_id;
             let last = self.last.map(|l| l.id);
-            let (claimed, fell) = (self.claimed, self.fell_during);
-            let stale =
-                |s: Stream| last.is_some_and(|l| claimed[s as usize] == l && fell[s as usize] != l);
-            if self.deployment.is_some_and(|d| d.replicas > 0) && !stale(Stream::Deployment) {
+            let stale = |m: &Self, s: Stream| m.owed(s) && Some(m.claimed[s as usize]) == last;
+            let dep = self.stream_wants(Stream::Deployment) && !stale(self, Stream::Deployment);
+            let pa = self.stream_wants(Stream::Autoscaler)
+                && (queued.is_some() || !stale(self, Stream::Autoscaler));
+            if dep {
                 self.claimed[Stream::Deployment as usize] = id;
             }
-            if self
-                .pa
-                .as_ref()
-                .and_then(Autoscaler::desired)
-                .is_some_and(|d| d > 0)
-                && (queued.is_some() || !stale(Stream::Autoscaler))
-            {
+            if pa {
                 self.claimed[Stream::Autoscaler as usize] = id;
             }
         }
@@ -202,23 +197,11 @@ impl Machine {
         // ends it, not a wake that opens before a lagging stream shows that fall.
         let id = self.next_id;
         for s in [Stream::Deployment, Stream::Autoscaler] {
-            let c = self.claimed[s as usize];
-            if self.stream_wants(s) && (c == 0 || self.fell_during[s as usize] == c) {
+            if self.stream_wants(s) && !self.owed(s) {
                 self.claimed[s as usize] = id;
             }
         }
         self.close(Some(Outcome::Served), end, now, out);
-    }
-
-    fn stream_wants(&self, s: Stream) -> bool {
-        match s {
-            Stream::Deployment => self.deployment.is_some_and(|d| d.replicas > 0),
-            Stream::Autoscaler => self
-                .pa
-                .as_ref()
-                .and_then(Autoscaler::desired)
-                .is_some_and(|d| d > 0),
-        }
     }
 
     /// The revision's creation as a start, as seen from `at`'s clock.
