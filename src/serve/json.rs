@@ -1,27 +1,27 @@
 //! A JSON body extractor whose rejections are API errors naming the field at fault.
 
 use std::task::Poll;
-use std::time::Duration;
 
 use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
+use super::AppState;
 use super::error::ApiError;
 
 /// Like `axum::Json`, but a type error says which field (`idle_timeout_seconds: invalid
-/// type ...`) with 422, broken JSON gets 400, and an oversized body 413.
+/// type ...`) with 422, broken JSON gets 400, an oversized body 413 (the limit named, from
+/// the state), and a body that does not arrive within the request timeout 503.
 pub struct ApiJson<T>(pub T);
 
-impl<S, T> FromRequest<S> for ApiJson<T>
+impl<T> FromRequest<AppState> for ApiJson<T>
 where
-    S: Send + Sync,
     T: DeserializeOwned,
 {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
         let json = req
             .headers()
             .get(header::CONTENT_TYPE)
@@ -39,26 +39,19 @@ where
         if !json {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let rules = req
-            .extensions()
-            .get::<BodyRules>()
-            .copied()
-            .unwrap_or(BodyRules {
-                limit: usize::MAX,
-                timeout: Duration::MAX,
-            });
-        let limit = rules.limit;
+        let (limit, timeout) = (state.max_body_bytes, state.request_timeout);
         // A small body usually came with the headers: only one that has not is given a
         // timer, so that the common case pays for none.
         let mut read = std::pin::pin!(Bytes::from_request(req, state));
-        let read = match futures::poll!(read.as_mut()) {
-            Poll::Ready(r) => r,
-            Poll::Pending => tokio::time::timeout(rules.timeout, read)
-                .await
-                .map_err(|_| ApiError::BodyTimeout {
-                    limit_ms: rules.timeout.as_millis() as u64,
+        let read =
+            match futures::poll!(read.as_mut()) {
+                Poll::Ready(r) => r,
+                Poll::Pending => tokio::time::timeout(timeout, read).await.map_err(|_| {
+                    ApiError::BodyTimeout {
+                        limit_ms: timeout.as_millis() as u64,
+                    }
                 })?,
-        };
+            };
         let bytes = read.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::BodyTooLarge { limit_bytes: limit }
@@ -68,14 +61,6 @@ where
         })?;
         parse(&bytes).map(ApiJson)
     }
-}
-
-/// The configured body limit and how long a body may take to arrive, put in request
-/// extensions so that rejections can state them.
-#[derive(Debug, Clone, Copy)]
-pub struct BodyRules {
-    pub limit: usize,
-    pub timeout: Duration,
 }
 
 fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {

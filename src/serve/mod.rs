@@ -84,7 +84,7 @@ impl AppState {
 /// Every route, declared once: the router serves these handlers and the OpenAPI document
 /// is collected from their annotations, so the two cannot disagree.
 pub fn routes() -> OpenApiRouter<AppState> {
-    answered_from_memory().merge(waiting_on_the_store(Duration::MAX))
+    answered_from_memory().merge(waiting_on_the_store())
 }
 
 /// Routes whose handlers never wait: they read the facts book (or the registry, or a
@@ -105,28 +105,24 @@ fn answered_from_memory() -> OpenApiRouter<AppState> {
         .routes(routes!(ops::openapi))
 }
 
-/// Routes that wait on the store, bounded by the request timeout (503 when it passes).
-fn waiting_on_the_store(timeout: Duration) -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(config::get_config, config::put_config))
-        .route_layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            timeout,
-        ))
+/// Routes that wait on the store: [`app`] bounds them by the request timeout.
+fn waiting_on_the_store() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(config::get_config, config::put_config))
 }
 
 /// The whole API.
 pub fn app(state: AppState) -> Router {
-    let (router, doc) = answered_from_memory()
-        .merge(waiting_on_the_store(state.request_timeout))
-        .split_for_parts();
-    state.metrics.http.prepare(
-        doc.paths
-            .paths
-            .keys()
-            .map(String::as_str)
-            .chain(["unmatched"]),
-    );
+    // Bounds the time to response headers (503 when it passes); streams, once started,
+    // are ended by the shutdown token instead.
+    let bounded = waiting_on_the_store().route_layer(TimeoutLayer::with_status_code(
+        StatusCode::SERVICE_UNAVAILABLE,
+        state.request_timeout,
+    ));
+    let (router, doc) = answered_from_memory().merge(bounded).split_for_parts();
+    state
+        .metrics
+        .http
+        .prepare(doc.paths.paths.keys().map(String::as_str));
     router
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(state.max_body_bytes))

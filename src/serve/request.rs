@@ -23,8 +23,8 @@ use scaling_facts_api::{ErrorBody, REQUEST_ID_HEADER};
 
 use super::AppState;
 use super::error::{PendingError, for_status};
-use super::json::BodyRules;
 use super::ops::NotAnError;
+use crate::telemetry::http::UNMATCHED;
 
 /// The id of the current request, in request extensions: the caller's, or one made here.
 #[derive(Debug, Clone)]
@@ -58,19 +58,12 @@ fn next_id() -> HeaderValue {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     let mut buf = [0u8; 8 + 1 + 12];
-    hex_into(&mut buf[..8], u64::from(*PROCESS));
-    buf[8] = b'-';
-    hex_into(&mut buf[9..], n);
+    let (process, sequence) = buf.split_at_mut(8);
+    hex::encode_to_slice(PROCESS.to_be_bytes(), process).expect("4 bytes, 8 digits");
+    sequence[0] = b'-';
+    // The low 48 bits: 12 digits.
+    hex::encode_to_slice(&n.to_be_bytes()[2..], &mut sequence[1..]).expect("6 bytes, 12 digits");
     HeaderValue::from_bytes(&buf).expect("hex digits and a dash")
-}
-
-/// Writes the low `out.len()` hex digits of `v`.
-fn hex_into(out: &mut [u8], mut v: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for b in out.iter_mut().rev() {
-        *b = DIGITS[(v & 0xf) as usize];
-        v >>= 4;
-    }
 }
 
 /// The layer that puts [`Envelope`] around every route.
@@ -88,7 +81,7 @@ impl<S> Layer<S> for EnvelopeLayer {
     }
 }
 
-/// Gives the request its id and body rules, then the response its id, the error shape,
+/// Gives the request its id, then the response its id, the error shape,
 /// its metrics and its access-log line. A tower service rather than
 /// `middleware::from_fn`, which boxes the inner service and its future per request.
 #[derive(Clone)]
@@ -114,12 +107,7 @@ where
         let id = request_id_of(&req);
         let route = req.extensions().get::<MatchedPath>().cloned();
         let method = req.method().clone();
-        let ext = req.extensions_mut();
-        ext.insert(id.clone());
-        ext.insert(BodyRules {
-            limit: self.state.max_body_bytes,
-            timeout: self.state.request_timeout,
-        });
+        req.extensions_mut().insert(id.clone());
         Enveloped {
             inner: self.inner.call(req),
             done: Some(Done {
@@ -196,7 +184,7 @@ impl Done {
             response = Response::from_parts(parts, Body::from(bytes));
         }
         let took = started.elapsed();
-        let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+        let route = route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
         state
             .metrics
             .http

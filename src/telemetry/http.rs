@@ -32,6 +32,9 @@ pub struct RouteLabels {
     pub route: String,
 }
 
+/// The route label of a request no route matched.
+pub const UNMATCHED: &str = "unmatched";
+
 /// The method label's closed set: a caller inventing methods must not be able to grow
 /// the exposition (each new value is a new series).
 const METHODS: [&str; 8] = [
@@ -93,10 +96,10 @@ impl HttpMetrics {
         }
     }
 
-    /// Makes room for the router's route templates, so that requests never take the
-    /// write lock.
+    /// Makes room for the router's route templates and [`UNMATCHED`], so that requests
+    /// never take the write lock.
     pub fn prepare<'a>(&self, routes: impl IntoIterator<Item = &'a str>) {
-        for r in routes {
+        for r in routes.into_iter().chain([UNMATCHED]) {
             self.slots(r);
         }
     }
