@@ -181,6 +181,17 @@ struct Closed {
     closed: Option<Instant>,
 }
 
+/// A wake known only from the `NoTraffic` it left behind.
+#[derive(Debug, Clone, Copy)]
+struct Unseen {
+    /// It began after this: the condition its own replaced.
+    after: DateTime<Utc>,
+    /// Its end: its `NoTraffic`.
+    end: At,
+    /// When it was noticed, by arrival.
+    noticed: Instant,
+}
+
 /// One revision's wake state.
 #[derive(Debug, Clone, Default)]
 pub struct Machine {
@@ -196,6 +207,9 @@ pub struct Machine {
     fell_during: [u64; 2],
     next_id: u64,
     wake: Option<Box<Wake>>,
+    /// A whole wake that rose and fell unseen, noticed while none was open (see
+    /// [`Machine::missed_pa_wake`]); recorded once the lists had time to show its pods.
+    unseen: Option<Box<Unseen>>,
     last: Option<Closed>,
     /// The last failure, shown as `unavailable` until a new wake starts.
     failure: Option<Failure>,
@@ -317,6 +331,7 @@ impl Machine {
             self.claimed[s] = l.id;
             return;
         }
+        self.record_unseen(now, ctx, out);
         self.open(at, ctx);
         self.claimed[s] = self.next_id;
     }
@@ -341,6 +356,8 @@ impl Machine {
         };
         self.next_id += 1;
         self.failure = None;
+        // Whatever opens now explains, or supersedes, a wake noticed only by its trace.
+        self.unseen = None;
         self.wake = Some(Box::new(Wake {
             id: self.next_id,
             kind,
@@ -405,9 +422,10 @@ impl Machine {
         claimed != 0 && self.fell_during[s as usize] != claimed
     }
 
-    /// Whether a wake is open, so time passing can end it.
+    /// Whether a wake is open, or one seen only by its trace waits to be recorded, so
+    /// time passing can end it.
     pub fn waking(&self) -> bool {
-        self.wake.is_some()
+        self.wake.is_some() || self.unseen.is_some()
     }
 }
 

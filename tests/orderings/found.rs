@@ -668,5 +668,29 @@ pub fn cases() -> Vec<Case> {
                 vec![],
             )
         },
+        // An abort wholly inside an outage, its pods gone before the relist: only the PA's
+        // newer `NoTraffic` tells it happened.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            ..case(
+                7524918351215834609,
+                vec![FailedCrash, Aborted, Aborted],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 53642,
+                    gap: 2636,
+                }],
+            )
+        },
+        // The service's first start after a revision was replaced twice.
+        Case {
+            deployment_first: Some(true),
+            first_start: Some(FirstStart {
+                at: 36912,
+                lists: [598, 0, 0, 0, 0],
+            }),
+            ..case(1699184288639088889, vec![Replace, Replace], [0; 5], vec![])
+        },
     ]
 }

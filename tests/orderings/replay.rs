@@ -232,8 +232,19 @@ impl Service {
     }
 }
 
-/// Runs the case and returns the stored wakes and the final expected start.
-pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
+/// What a case's run left.
+pub struct Ran {
+    pub world: World,
+    /// The stored wakes, by start.
+    pub stored: Vec<WakeRecord>,
+    /// The last `expected_cold_start_seconds`.
+    pub expected: Option<f64>,
+    /// When the pods' stream relisted.
+    pub pod_relists: Vec<i64>,
+}
+
+/// Runs the case: the stored wakes, the final expected start, and when pods relisted.
+pub fn run(case: &Case) -> Ran {
     let world = World::history(
         case.seed,
         case.born_at_zero,
@@ -304,6 +315,11 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
             .map(|t| (t, 10, t, What::Tick)),
     );
     all.sort_by_key(|(at, k, _, _)| (*at, *k));
+    let pod_relists = all
+        .iter()
+        .filter(|(_, _, _, what)| matches!(what, What::List(Kind::Pod)))
+        .map(|(at, ..)| *at)
+        .collect();
     let mut svc = Service {
         base: Instant::now(),
         base_ms: world.base_ms,
@@ -454,7 +470,12 @@ pub fn run(case: &Case) -> (World, Vec<WakeRecord>, Option<f64>) {
     }
     let mut stored: Vec<WakeRecord> = svc.stored.into_values().collect();
     stored.sort_by_key(|w| w.requested_at);
-    (world, stored, svc.expected)
+    Ran {
+        world,
+        stored,
+        expected: svc.expected,
+        pod_relists,
+    }
 }
 
 fn trace(at: i64, what: &str) {

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
 use super::evidence::{Autoscaler, Pod};
-use super::{Edge, Machine, Stream, Thresholds};
+use super::{Edge, Machine, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 
 impl Machine {
@@ -114,14 +114,27 @@ impl Machine {
     /// joins the wake and ends it, so that the PA's next rise starts the next wake instead
     /// of joining this one. Neither edge counts as streamed: whether the PA showed
     /// `Active=True` between is not known.
+    ///
+    /// With no wake open, a whole wake rose and fell unseen (every write of it inside an
+    /// outage): it is noted, for [`Machine::settle_quiet`] to record if no pod of it
+    /// turns up to say more.
     fn missed_pa_wake(&mut self, pa: &Autoscaler, before: Option<DateTime<Utc>>, stamp: Stamp) {
-        let Some((since, at)) = pa
-            .idle
-            .filter(|(since, _)| before.is_some_and(|b| *since > b))
-        else {
+        let Some(((since, at), before)) = pa.idle.zip(before).filter(|((s, _), b)| s > b) else {
             return;
         };
         let Some(w) = self.wake.as_ref() else {
+            // A fall seen on another stream and its `NoTraffic` may straddle a second:
+            // a condition no newer than that is the last wake's own.
+            if self
+                .last
+                .is_none_or(|l| since.timestamp() > l.end_second + 1)
+            {
+                self.unseen = Some(Box::new(Unseen {
+                    after: before,
+                    end: at,
+                    noticed: stamp.mono,
+                }));
+            }
             return;
         };
         if self.claimed[Stream::Autoscaler as usize] == w.id

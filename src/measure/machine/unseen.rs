@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::At;
 use super::evidence::{Pod, gave_up};
-use super::{Ctx, Finished, INITIAL_POD_WITHIN_SECONDS, Machine, Stream};
+use super::{ABORT_GRACE, Ctx, Finished, INITIAL_POD_WITHIN_SECONDS, Machine, Stream};
 use crate::measure::observe::{CondStatus, Stamp};
 use scaling_facts_api::{Outcome, WakeKind};
 
@@ -74,6 +74,15 @@ impl Machine {
             let end = At::back_from(now, since + chrono::Duration::seconds(1));
             return self.close(Some(Outcome::Aborted), end, now, out);
         }
+        // A wake known only by its trace waits the abort's grace for a pod of it in a
+        // later list, which would date it better.
+        if self
+            .unseen
+            .as_ref()
+            .is_some_and(|u| now.mono.saturating_duration_since(u.noticed) >= ABORT_GRACE)
+        {
+            return self.record_unseen(now, ctx, out);
+        }
         let after_last = |second: i64| self.last.is_none_or(|l| second > l.end_second);
         let queued = self
             .pa
@@ -139,6 +148,30 @@ impl Machine {
         }
     }
 
+    /// A wake whose every write fell in an outage and whose pods were gone before the
+    /// lists: only its `NoTraffic` tells of it, and it began after the condition that one
+    /// replaced, so its duration is the upper bound that leaves. Recorded once the grace
+    /// has passed, or when the next wake begins.
+    pub(super) fn record_unseen(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+        let Some(u) = self.unseen.take() else {
+            return;
+        };
+        let start = At::back_from(now, u.after);
+        let leftovers = self
+            .pods
+            .iter()
+            .any(|p| p.created_second() >= u.after.timestamp());
+        if leftovers || self.recorded.contains(&start.second()) {
+            return;
+        }
+        self.open_as(WakeKind::Wake, start, ctx);
+        if let Some(w) = self.wake.as_mut() {
+            w.evidence = true;
+        }
+        let end = At::back_from(now, u.end.wall.max(u.after));
+        self.close(Some(Outcome::Aborted), end, now, out);
+    }
+
     /// Pods serve and no wake is open: a serving period already explained, or one this
     /// process did not see begin, rebuilt from timestamps.
     pub(super) fn settle_serving(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
@@ -168,12 +201,21 @@ impl Machine {
                 || self
                     .last
                     .is_some_and(|l| pa_active.is_some_and(|s| s <= l.end_second + 1)));
+        // A serving pod nothing explains is a period this process did not see begin; it
+        // served when its first pod did, even one already being removed (a list can meet
+        // the scale-down that ends it).
         let unseen = self
             .pods
             .iter()
-            .filter(|p| p.snap.serving() && !explained(p))
-            .min_by_key(|p| p.snap.ready.as_ref().and_then(|c| c.since))
-            .map(|p| (p.snap.created, p.ready));
+            .any(|p| p.snap.serving() && !explained(p))
+            .then(|| {
+                self.pods
+                    .iter()
+                    .filter(|p| p.ready.is_some() && !explained(p))
+                    .min_by_key(|p| p.ready.map(|r| r.wall))
+                    .map(|p| (p.snap.created, p.ready))
+            })
+            .flatten();
         // A serving pod while the PA says it is inactive is one that is being removed.
         let pa_says_idle = self.pa.as_ref().is_some_and(|p| {
             p.snap
