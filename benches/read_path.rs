@@ -54,24 +54,28 @@ fn pin_to(cpu: usize) {
 }
 
 /// Runs `router` on a loopback port, on a single-threaded runtime pinned to core 0.
-fn spawn_server<F, Fut>(make: F) -> SocketAddr
+fn spawn_server<F, Fut>(name: &str, make: F) -> SocketAddr
 where
     F: FnOnce(TcpListener) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        pin_to(0);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            tx.send(listener.local_addr().expect("addr")).expect("send");
-            make(listener).await;
-        });
-    });
+    // Named, so that `perf record -C 0` can be reported per server (`perf report --comm`).
+    let thread = std::thread::Builder::new().name(name.to_owned());
+    thread
+        .spawn(move || {
+            pin_to(0);
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+                tx.send(listener.local_addr().expect("addr")).expect("send");
+                make(listener).await;
+            });
+        })
+        .expect("thread");
     rx.recv().expect("server starts")
 }
 
@@ -87,7 +91,7 @@ fn start_service(n: usize, tokens: Tokens) -> (SocketAddr, Arc<FactsBook>) {
         book.upsert(facts);
     }
     let shared_book = book.clone();
-    let addr = spawn_server(move |listener| async move {
+    let addr = spawn_server("service", move |listener| async move {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}/bench.db?mode=rwc", dir.path().display());
         let store = Store::connect(&DatabaseConfig {
@@ -160,7 +164,7 @@ async fn bare_batch(
 
 /// A router with nothing but the two handlers, behind the same kind of accept loop.
 fn start_bare(map: Bare) -> SocketAddr {
-    spawn_server(move |listener| async move {
+    spawn_server("bare", move |listener| async move {
         let router = Router::new()
             .route("/v1/releases/{release}/scaling", get(bare_scaling))
             .route("/v1/scaling/batch", post(bare_batch))

@@ -3,8 +3,8 @@
 use std::task::Poll;
 
 use axum::extract::{FromRequest, Request};
-use axum::http::{StatusCode, header};
-use bytes::Bytes;
+use axum::http::header;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 
 use super::AppState;
@@ -40,9 +40,12 @@ where
             return Err(ApiError::UnsupportedMediaType);
         }
         let (limit, timeout) = (state.max_body_bytes, state.request_timeout);
+        // The limit is applied here, where it is reported, rather than by a layer that
+        // would put it in every request's extensions, the hot reads' included.
+        let body = Limited::new(req.into_body(), limit);
         // A small body usually came with the headers: only one that has not is given a
         // timer, so that the common case pays for none.
-        let mut read = std::pin::pin!(Bytes::from_request(req, state));
+        let mut read = std::pin::pin!(body.collect());
         let read =
             match futures::poll!(read.as_mut()) {
                 Poll::Ready(r) => r,
@@ -52,13 +55,15 @@ where
                     }
                 })?,
             };
-        let bytes = read.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::BodyTooLarge { limit_bytes: limit }
-            } else {
-                ApiError::InvalidJson(rejection.body_text())
-            }
-        })?;
+        let bytes = read
+            .map_err(|e| {
+                if e.is::<LengthLimitError>() {
+                    ApiError::BodyTooLarge { limit_bytes: limit }
+                } else {
+                    ApiError::InvalidJson(format!("the body could not be read: {e}"))
+                }
+            })?
+            .to_bytes();
         parse(&bytes).map(ApiJson)
     }
 }

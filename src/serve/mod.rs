@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::Request;
 use axum::http::StatusCode;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -125,7 +125,6 @@ pub fn app(state: AppState) -> Router {
         .prepare(doc.paths.paths.keys().map(String::as_str));
     router
         .fallback(no_route)
-        .layer(DefaultBodyLimit::max(state.max_body_bytes))
         .layer(request::EnvelopeLayer(state.clone()))
         .with_state(state)
 }

@@ -4,11 +4,13 @@
 //! on every call, and building the labels allocates three strings. Every label here comes
 //! from a closed set (the route templates of the router, eight method values, five status
 //! classes), so each series gets a slot the first time it is used: after that, a request
-//! costs one lookup of its route template and two atomic updates. Series still appear in
-//! `/metrics` only once they have been used.
+//! costs one lookup of its route template, without a lock, and two metric updates. Series
+//! still appear in `/metrics` only once they have been used.
 
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
+
+use foldhash::fast::FixedState;
 use std::time::Duration;
 
 use axum::http::Method;
@@ -66,10 +68,21 @@ struct RouteSlots {
 pub struct HttpMetrics {
     requests: Family<RequestLabels, Counter>,
     duration: Family<RouteLabels, Histogram>,
-    /// Route template to its slots. Filled by [`HttpMetrics::prepare`] before serving, so
-    /// requests only read it; a route not prepared (a test's own router) is added under
-    /// the write lock once.
-    routes: RwLock<HashMap<Box<str>, &'static RouteSlots>>,
+    /// Route template to its slots, set once by [`HttpMetrics::prepare`] before serving and
+    /// read without a lock. The keys are the router's own templates, never a caller's
+    /// input, so a quick unseeded hash is enough.
+    prepared: OnceLock<Routes>,
+    /// Routes not prepared (a test's own router, or a second router on the same metrics),
+    /// each added under the write lock once.
+    others: RwLock<Routes>,
+}
+
+type Routes = HashMap<Box<str>, &'static RouteSlots, FixedState>;
+
+/// Leaked on purpose: one small table per route template, a closed set that lives as
+/// long as the process, and handed out without reference counting.
+fn new_slots() -> &'static RouteSlots {
+    Box::leak(Box::default())
 }
 
 impl HttpMetrics {
@@ -92,28 +105,35 @@ impl HttpMetrics {
         Self {
             requests,
             duration,
-            routes: RwLock::default(),
+            prepared: OnceLock::new(),
+            others: RwLock::default(),
         }
     }
 
     /// Makes room for the router's route templates and [`UNMATCHED`], so that requests
-    /// never take the write lock.
+    /// take no lock.
     pub fn prepare<'a>(&self, routes: impl IntoIterator<Item = &'a str>) {
-        for r in routes.into_iter().chain([UNMATCHED]) {
-            self.slots(r);
+        let routes = routes.into_iter().chain([UNMATCHED]);
+        if self.prepared.get().is_some() {
+            for r in routes {
+                self.slots(r);
+            }
+            return;
         }
+        let prepared: Routes = routes.map(|r| (r.into(), new_slots())).collect();
+        // Two routers preparing at once is not a thing start-up does.
+        let _ = self.prepared.set(prepared);
     }
 
     fn slots(&self, route: &str) -> &'static RouteSlots {
-        if let Some(s) = self.routes.read().expect("not poisoned").get(route) {
+        if let Some(s) = self.prepared.get().and_then(|p| p.get(route)) {
             return s;
         }
-        let mut routes = self.routes.write().expect("not poisoned");
-        // Leaked on purpose: one small table per route template, a closed set that lives
-        // as long as the process, and handed out without reference counting.
-        routes
-            .entry(route.into())
-            .or_insert_with(|| Box::leak(Box::default()))
+        if let Some(s) = self.others.read().expect("not poisoned").get(route) {
+            return s;
+        }
+        let mut others = self.others.write().expect("not poisoned");
+        others.entry(route.into()).or_insert_with(new_slots)
     }
 
     /// Counts a request and the time to its response headers.
