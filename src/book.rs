@@ -23,6 +23,8 @@ use scaling_facts_api::{ColdStarts, RefusedClaim};
 
 const CHANGE_CHANNEL_CAPACITY: usize = 1_024;
 
+type Releases = HashMap<String, Arc<Entry>, foldhash::fast::RandomState>;
+
 /// One release in the book, with what was precomputed for reads.
 #[derive(Debug)]
 pub struct Entry {
@@ -45,7 +47,9 @@ pub struct Change {
 /// Every release's facts, shared by the producers of facts and the API.
 #[derive(Debug)]
 pub struct FactsBook {
-    releases: RwLock<HashMap<String, Arc<Entry>>>,
+    /// Keyed by release. The hash is foldhash, seeded at random per map: a release name
+    /// is the hot read's whole lookup, and SipHash cost more than the rest of it.
+    releases: RwLock<Releases>,
     changes: broadcast::Sender<Arc<Change>>,
     seq: AtomicU64,
     watch_connected: AtomicBool,
@@ -60,7 +64,7 @@ impl FactsBook {
     pub fn new(stale_after: Duration) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_CHANNEL_CAPACITY);
         Self {
-            releases: RwLock::new(HashMap::new()),
+            releases: RwLock::default(),
             changes,
             seq: AtomicU64::new(0),
             watch_connected: AtomicBool::new(false),
@@ -189,11 +193,11 @@ impl FactsBook {
 
     // A poisoned lock only means a writer panicked between two plain assignments; the map
     // itself is still consistent, so keep serving it.
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Entry>>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Releases> {
         self.releases.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Arc<Entry>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Releases> {
         self.releases.write().unwrap_or_else(|e| e.into_inner())
     }
 }

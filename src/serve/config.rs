@@ -5,7 +5,7 @@
 //! `in_sync` shows whether what the editor asked for is what runs.
 
 use axum::Json;
-use axum::extract::{Extension, FromRequest, Path, Request, State};
+use axum::extract::{FromRequest, Path, Request, State};
 use chrono::Utc;
 use scaling_facts_api::{
     AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView, EffectiveView, examples,
@@ -141,7 +141,7 @@ pub async fn get_config(
 pub async fn put_config(
     State(state): State<AppState>,
     caller: Caller,
-    Extension(request_id): Extension<RequestId>,
+    request_id: RequestId,
     Path(release): Path<String>,
     body: Request,
 ) -> Result<Json<ConfigView>, ApiError> {

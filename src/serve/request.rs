@@ -4,6 +4,7 @@
 //! matched route, the final status) and must wrap everything else, including the timeout
 //! layer, so that every response, whoever produced it, has an id and the error shape.
 
+use std::cell::RefCell;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -12,9 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderValue, Method, header};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::Response;
+use bytes::Bytes;
 use pin_project_lite::pin_project;
 use tower::{Layer, Service};
 
@@ -23,9 +26,15 @@ use scaling_facts_api::{ErrorBody, REQUEST_ID_HEADER};
 use super::AppState;
 use super::error::{PendingError, for_status};
 use super::ops::NotAnError;
-use crate::telemetry::http::UNMATCHED;
+use crate::telemetry::http::{RouteMetrics, UNMATCHED};
 
-/// The id of the current request, in request extensions: the caller's, or one made here.
+/// The header that carries the request id, both ways.
+static ID_HEADER: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
+
+/// The id of the current request, for a handler that records it (the configuration's
+/// audit trail). The envelope leaves it in the request's own header, the caller's or one
+/// made there, rather than in the extensions: one more extension makes every request
+/// grow, then rehash, the extensions' table.
 #[derive(Debug, Clone)]
 pub struct RequestId(HeaderValue);
 
@@ -36,33 +45,84 @@ impl RequestId {
     }
 }
 
+impl<S: Sync> FromRequestParts<S> for RequestId {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        // Behind the envelope the header is always there and plain; a handler driven
+        // without it gets an id of its own.
+        Ok(Self(
+            parts
+                .headers
+                .get(&ID_HEADER)
+                .cloned()
+                .unwrap_or_else(next_id),
+        ))
+    }
+}
+
 /// Accepts a caller's id when it is short and plain, so that traces join up across hops;
-/// otherwise makes one.
-fn request_id_of(req: &Request) -> RequestId {
-    let theirs = req.headers().get(REQUEST_ID_HEADER).filter(|v| {
+/// otherwise makes one and puts it in the request in the caller's place.
+fn request_id_of(req: &mut Request) -> HeaderValue {
+    let theirs = req.headers().get(&ID_HEADER).filter(|v| {
         let b = v.as_bytes();
         !b.is_empty()
             && b.len() <= 64
             && b.iter()
                 .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
     });
-    RequestId(theirs.cloned().unwrap_or_else(next_id))
+    if let Some(id) = theirs {
+        return id.clone();
+    }
+    let id = next_id();
+    req.headers_mut().insert(&ID_HEADER, id.clone());
+    id
+}
+
+/// The length of a made id: `<process>-<sequence>`, 8 and 12 hex digits.
+const ID_LEN: usize = 8 + 1 + 12;
+/// How many ids a thread renders at once.
+const IDS_PER_BLOCK: usize = 256;
+
+thread_local! {
+    /// Ids rendered ahead, and how many of them are taken.
+    static IDS: RefCell<(Bytes, usize)> = const { RefCell::new((Bytes::new(), IDS_PER_BLOCK)) };
 }
 
 /// `<process>-<sequence>` in hex: unique for the process's life without a random draw
 /// (a system call) per request, and unique across restarts and replicas by the process
-/// part, drawn once.
+/// part, drawn once. Each thread takes a block of sequence numbers and renders them into
+/// one buffer, so that an id is a slice of it: no allocation per request, and the copy
+/// the response keeps is a reference count.
 fn next_id() -> HeaderValue {
+    let id = IDS.with_borrow_mut(|(block, taken)| {
+        if *taken == IDS_PER_BLOCK {
+            *block = render_block();
+            *taken = 0;
+        }
+        let at = *taken * ID_LEN;
+        *taken += 1;
+        block.slice(at..at + ID_LEN)
+    });
+    HeaderValue::from_maybe_shared(id).expect("hex digits and a dash")
+}
+
+fn render_block() -> Bytes {
     static PROCESS: LazyLock<u32> = LazyLock::new(rand::random);
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-    let mut buf = [0u8; 8 + 1 + 12];
-    let (process, sequence) = buf.split_at_mut(8);
-    hex::encode_to_slice(PROCESS.to_be_bytes(), process).expect("4 bytes, 8 digits");
-    sequence[0] = b'-';
-    // The low 48 bits: 12 digits.
-    hex::encode_to_slice(&n.to_be_bytes()[2..], &mut sequence[1..]).expect("6 bytes, 12 digits");
-    HeaderValue::from_bytes(&buf).expect("hex digits and a dash")
+    let first = SEQUENCE.fetch_add(IDS_PER_BLOCK as u64, Ordering::Relaxed);
+    let mut process = [0u8; 8];
+    hex::encode_to_slice(PROCESS.to_be_bytes(), &mut process).expect("4 bytes, 8 digits");
+    let mut block = vec![0u8; ID_LEN * IDS_PER_BLOCK];
+    for (n, id) in (first..).zip(block.chunks_exact_mut(ID_LEN)) {
+        let (p, sequence) = id.split_at_mut(8);
+        p.copy_from_slice(&process);
+        sequence[0] = b'-';
+        // The low 48 bits: 12 digits.
+        hex::encode_to_slice(&n.to_be_bytes()[2..], &mut sequence[1..])
+            .expect("6 bytes, 12 digits");
+    }
+    Bytes::from(block)
 }
 
 /// The layer that puts [`Envelope`] around every route.
@@ -105,14 +165,16 @@ where
         // From the CPU's time-stamp counter where it is invariant: two readings of the
         // system clock cost more than the lookup the hot read does.
         let started = quanta::Instant::now();
-        let id = request_id_of(&req);
-        let route = req.extensions().get::<MatchedPath>().cloned();
+        let id = request_id_of(&mut req);
+        let route = req
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or(UNMATCHED, MatchedPath::as_str);
+        let route = self.state.metrics.http.route(route);
         let method = req.method().clone();
-        req.extensions_mut().insert(id.clone());
         Enveloped {
             inner: self.inner.call(req),
             done: Some(Done {
-                state: self.state.clone(),
                 started,
                 id,
                 route,
@@ -124,10 +186,9 @@ where
 
 /// What the response needs from the request.
 struct Done {
-    state: AppState,
     started: quanta::Instant,
-    id: RequestId,
-    route: Option<MatchedPath>,
+    id: HeaderValue,
+    route: &'static RouteMetrics,
     method: Method,
 }
 
@@ -157,7 +218,6 @@ where
 impl Done {
     fn finish(self, mut response: Response) -> Response {
         let Self {
-            state,
             started,
             id,
             route,
@@ -173,7 +233,7 @@ impl Done {
             let body = ErrorBody {
                 error_code: pending.code,
                 message: pending.message,
-                request_id: id.as_str().to_owned(),
+                request_id: id.to_str().unwrap_or("").to_owned(),
             };
             let bytes = serde_json::to_vec(&body).expect("plain data");
             let (mut parts, _) = response.into_parts();
@@ -185,13 +245,9 @@ impl Done {
             response = Response::from_parts(parts, Body::from(bytes));
         }
         let took = started.elapsed();
-        let route = route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
-        state
-            .metrics
-            .http
-            .observe(route, &method, status.as_u16(), took);
-        tracing::debug!(request_id = id.as_str(), %route, %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
-        response.headers_mut().insert(REQUEST_ID_HEADER, id.0);
+        route.observe(&method, status.as_u16(), took);
+        tracing::debug!(request_id = id.to_str().unwrap_or(""), route = route.name(), %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
+        response.headers_mut().insert(&ID_HEADER, id);
         response
     }
 }
@@ -202,26 +258,32 @@ mod tests {
 
     #[test]
     fn made_ids_are_distinct_and_plain() {
-        let (a, b) = (next_id(), next_id());
-        assert_ne!(a, b);
-        let a = a.to_str().unwrap();
-        assert_eq!(a.len(), 21);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() || c == b'-'));
+        // Past one block, so that a second is rendered.
+        let ids: Vec<HeaderValue> = (0..IDS_PER_BLOCK + 2).map(|_| next_id()).collect();
+        let distinct: std::collections::HashSet<&HeaderValue> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
+        for id in &ids {
+            let id = id.to_str().unwrap();
+            assert_eq!(id.len(), 21);
+            assert!(id.bytes().all(|c| c.is_ascii_hexdigit() || c == b'-'));
+            assert_eq!(&id[..9], &ids[0].to_str().unwrap()[..9], "one process part");
+        }
     }
 
     #[test]
     fn a_callers_plain_id_is_kept_and_another_replaced() {
-        let with = |v: &str| {
-            Request::builder()
+        let id_of = |v: &str| {
+            let mut req = Request::builder()
                 .header(REQUEST_ID_HEADER, v)
                 .body(Body::empty())
-                .unwrap()
+                .unwrap();
+            let id = request_id_of(&mut req);
+            // The request carries the id the response will.
+            assert_eq!(req.headers().get(REQUEST_ID_HEADER), Some(&id));
+            id.to_str().unwrap().to_owned()
         };
-        assert_eq!(request_id_of(&with("gw-42.a_b")).as_str(), "gw-42.a_b");
-        assert_ne!(request_id_of(&with("has space")).as_str(), "has space");
-        assert_ne!(
-            request_id_of(&with(&"x".repeat(65))).as_str(),
-            "x".repeat(65)
-        );
+        assert_eq!(id_of("gw-42.a_b"), "gw-42.a_b");
+        assert_ne!(id_of("has space"), "has space");
+        assert_ne!(id_of(&"x".repeat(65)), "x".repeat(65));
     }
 }

@@ -57,19 +57,27 @@ fn method_index(m: &Method) -> usize {
     }
 }
 
-/// One route's series, each taken from the families on first use.
-#[derive(Debug, Default)]
-struct RouteSlots {
+/// One route's series, each taken from the families on first use, and the families to
+/// take them from: a request's envelope holds this and needs nothing else to count it.
+#[derive(Debug)]
+pub struct RouteMetrics {
+    route: Box<str>,
+    families: Families,
     requests: [[OnceLock<Counter>; CLASSES.len()]; METHODS.len()],
     duration: OnceLock<Histogram>,
 }
 
-#[derive(Debug)]
-pub struct HttpMetrics {
+#[derive(Debug, Clone)]
+struct Families {
     requests: Family<RequestLabels, Counter>,
     duration: Family<RouteLabels, Histogram>,
-    /// Route template to its slots, set once by [`HttpMetrics::prepare`] before serving and
-    /// read without a lock. The keys are the router's own templates, never a caller's
+}
+
+#[derive(Debug)]
+pub struct HttpMetrics {
+    families: Families,
+    /// Route template to its series, set once by [`HttpMetrics::prepare`] before serving
+    /// and read without a lock. The keys are the router's own templates, never a caller's
     /// input, so a quick unseeded hash is enough.
     prepared: OnceLock<Routes>,
     /// Routes not prepared (a test's own router, or a second router on the same metrics),
@@ -77,13 +85,7 @@ pub struct HttpMetrics {
     others: RwLock<Routes>,
 }
 
-type Routes = HashMap<Box<str>, &'static RouteSlots, FixedState>;
-
-/// Leaked on purpose: one small table per route template, a closed set that lives as
-/// long as the process, and handed out without reference counting.
-fn new_slots() -> &'static RouteSlots {
-    Box::leak(Box::default())
-}
+type Routes = HashMap<Box<str>, &'static RouteMetrics, FixedState>;
 
 impl HttpMetrics {
     pub fn register(registry: &mut Registry) -> Self {
@@ -103,8 +105,7 @@ impl HttpMetrics {
             duration.clone(),
         );
         Self {
-            requests,
-            duration,
+            families: Families { requests, duration },
             prepared: OnceLock::new(),
             others: RwLock::default(),
         }
@@ -116,16 +117,17 @@ impl HttpMetrics {
         let routes = routes.into_iter().chain([UNMATCHED]);
         if self.prepared.get().is_some() {
             for r in routes {
-                self.slots(r);
+                self.route(r);
             }
             return;
         }
-        let prepared: Routes = routes.map(|r| (r.into(), new_slots())).collect();
+        let prepared: Routes = routes.map(|r| (r.into(), self.new_route(r))).collect();
         // Two routers preparing at once is not a thing start-up does.
         let _ = self.prepared.set(prepared);
     }
 
-    fn slots(&self, route: &str) -> &'static RouteSlots {
+    /// The series of one route template.
+    pub fn route(&self, route: &str) -> &'static RouteMetrics {
         if let Some(s) = self.prepared.get().and_then(|p| p.get(route)) {
             return s;
         }
@@ -133,33 +135,53 @@ impl HttpMetrics {
             return s;
         }
         let mut others = self.others.write().expect("not poisoned");
-        others.entry(route.into()).or_insert_with(new_slots)
+        others
+            .entry(route.into())
+            .or_insert_with(|| self.new_route(route))
+    }
+
+    /// Leaked on purpose: one small table per route template, a closed set that lives as
+    /// long as the process, and handed out without reference counting.
+    fn new_route(&self, route: &str) -> &'static RouteMetrics {
+        Box::leak(Box::new(RouteMetrics {
+            route: route.into(),
+            families: self.families.clone(),
+            requests: Default::default(),
+            duration: OnceLock::new(),
+        }))
+    }
+}
+
+impl RouteMetrics {
+    /// The route template.
+    pub fn name(&self) -> &str {
+        &self.route
     }
 
     /// Counts a request and the time to its response headers.
-    pub fn observe(&self, route: &str, method: &Method, status: u16, took: Duration) {
-        let slots = self.slots(route);
+    pub fn observe(&self, method: &Method, status: u16, took: Duration) {
         let (m, c) = (
             method_index(method),
             usize::from(status / 100).clamp(1, 5) - 1,
         );
-        slots.requests[m][c]
+        self.requests[m][c]
             .get_or_init(|| {
-                self.requests
+                self.families
+                    .requests
                     .get_or_create(&RequestLabels {
-                        route: route.to_owned(),
+                        route: self.route.to_string(),
                         method: METHODS[m].to_owned(),
                         status: CLASSES[c].to_owned(),
                     })
                     .clone()
             })
             .inc();
-        slots
-            .duration
+        self.duration
             .get_or_init(|| {
-                self.duration
+                self.families
+                    .duration
                     .get_or_create(&RouteLabels {
-                        route: route.to_owned(),
+                        route: self.route.to_string(),
                     })
                     .clone()
             })
@@ -177,10 +199,12 @@ mod tests {
         let http = HttpMetrics::register(&mut registry);
         http.prepare(["/a"]);
         let ms = Duration::from_millis(1);
-        http.observe("/a", &Method::GET, 200, ms);
-        http.observe("/a", &Method::GET, 204, ms);
-        http.observe("/b", &Method::from_bytes(b"BREW").unwrap(), 418, ms);
-        http.observe("/b", &Method::from_bytes(b"WHEN").unwrap(), 404, ms);
+        let (a, b) = (http.route("/a"), http.route("/b"));
+        assert!(std::ptr::eq(a, http.route("/a")), "one table per route");
+        a.observe(&Method::GET, 200, ms);
+        a.observe(&Method::GET, 204, ms);
+        b.observe(&Method::from_bytes(b"BREW").unwrap(), 418, ms);
+        b.observe(&Method::from_bytes(b"WHEN").unwrap(), 404, ms);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         assert!(
