@@ -110,8 +110,8 @@ fn waiting_on_the_store() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(config::get_config, config::put_config))
 }
 
-/// The whole API.
-pub fn app(state: AppState) -> Router {
+/// The whole API: the router inside the [`request::Envelope`].
+pub fn app(state: AppState) -> request::Envelope<Router> {
     // Bounds the time to response headers (503 when it passes); streams, once started,
     // are ended by the shutdown token instead.
     let bounded = waiting_on_the_store().route_layer(TimeoutLayer::with_status_code(
@@ -123,10 +123,8 @@ pub fn app(state: AppState) -> Router {
         .metrics
         .http
         .prepare(doc.paths.paths.keys().map(String::as_str));
-    router
-        .fallback(no_route)
-        .layer(request::EnvelopeLayer(state.clone()))
-        .with_state(state)
+    let metrics = state.metrics.clone();
+    request::Envelope::new(router.fallback(no_route).with_state(state), metrics)
 }
 
 async fn no_route(req: Request) -> ApiError {

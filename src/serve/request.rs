@@ -1,32 +1,35 @@
 //! Per-request plumbing: the request id, the error envelope, metrics and the access log.
 //!
-//! One layer does all four because they share the same facts (the request id, the
-//! matched route, the final status) and must wrap everything else, including the timeout
-//! layer, so that every response, whoever produced it, has an id and the error shape.
+//! One service does all four because they share the same facts (the request id, the
+//! route, the final status) and must wrap everything else, the router included, so that
+//! every response, whoever produced it, has an id and the error shape. It wraps the
+//! router once, rather than each route as a router layer would: axum boxes a layered
+//! route again, and clones every box on every request.
 
 use std::cell::RefCell;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
-use axum::extract::{FromRequestParts, MatchedPath, Request};
+use axum::extract::FromRequestParts;
+use axum::http;
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::response::Response;
 use bytes::Bytes;
 use pin_project_lite::pin_project;
-use tower::{Layer, Service};
+use tower::Service;
 
 use scaling_facts_api::{ErrorBody, REQUEST_ID_HEADER};
 
-use super::AppState;
 use super::error::{PendingError, for_status};
 use super::ops::NotAnError;
-use crate::telemetry::http::{RouteMetrics, UNMATCHED};
+use crate::telemetry::http::RouteMetrics;
+use crate::telemetry::metrics::Metrics;
 
 /// The header that carries the request id, both ways.
 static ID_HEADER: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
@@ -63,7 +66,7 @@ impl<S: Sync> FromRequestParts<S> for RequestId {
 
 /// Accepts a caller's id when it is short and plain, so that traces join up across hops;
 /// otherwise makes one and puts it in the request in the caller's place.
-fn request_id_of(req: &mut Request) -> HeaderValue {
+fn request_id_of<B>(req: &mut http::Request<B>) -> HeaderValue {
     let theirs = req.headers().get(&ID_HEADER).filter(|v| {
         let b = v.as_bytes();
         !b.is_empty()
@@ -125,33 +128,25 @@ fn render_block() -> Bytes {
     Bytes::from(block)
 }
 
-/// The layer that puts [`Envelope`] around every route.
-#[derive(Clone)]
-pub struct EnvelopeLayer(pub AppState);
-
-impl<S> Layer<S> for EnvelopeLayer {
-    type Service = Envelope<S>;
-
-    fn layer(&self, inner: S) -> Envelope<S> {
-        Envelope {
-            inner,
-            state: self.0.clone(),
-        }
-    }
-}
-
 /// Gives the request its id, then the response its id, the error shape,
 /// its metrics and its access-log line. A tower service rather than
 /// `middleware::from_fn`, which boxes the inner service and its future per request.
 #[derive(Clone)]
 pub struct Envelope<S> {
     inner: S,
-    state: AppState,
+    metrics: Arc<Metrics>,
 }
 
-impl<S> Service<Request> for Envelope<S>
+impl<S> Envelope<S> {
+    pub fn new(inner: S, metrics: Arc<Metrics>) -> Self {
+        Self { inner, metrics }
+    }
+}
+
+/// Generic over the body: the server hands hyper's own, the tests axum's.
+impl<S, B> Service<http::Request<B>> for Envelope<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<http::Request<B>, Response = Response, Error = Infallible>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -161,16 +156,12 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request) -> Self::Future {
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
         // From the CPU's time-stamp counter where it is invariant: two readings of the
         // system clock cost more than the lookup the hot read does.
         let started = quanta::Instant::now();
         let id = request_id_of(&mut req);
-        let route = req
-            .extensions()
-            .get::<MatchedPath>()
-            .map_or(UNMATCHED, MatchedPath::as_str);
-        let route = self.state.metrics.http.route(route);
+        let route = self.metrics.http.for_path(req.uri().path());
         let method = req.method().clone();
         Enveloped {
             inner: self.inner.call(req),
@@ -273,7 +264,7 @@ mod tests {
     #[test]
     fn a_callers_plain_id_is_kept_and_another_replaced() {
         let id_of = |v: &str| {
-            let mut req = Request::builder()
+            let mut req = http::Request::builder()
                 .header(REQUEST_ID_HEADER, v)
                 .body(Body::empty())
                 .unwrap();

@@ -4,13 +4,14 @@
 //! on every call, and building the labels allocates three strings. Every label here comes
 //! from a closed set (the route templates of the router, eight method values, five status
 //! classes), so each series gets a slot the first time it is used: after that, a request
-//! costs one lookup of its route template, without a lock, and two metric updates. Series
-//! still appear in `/metrics` only once they have been used.
+//! costs one match of its path against the route templates, without a lock, and two
+//! metric updates. Series still appear in `/metrics` only once they have been used.
+//!
+//! The path is matched here rather than read from axum's `MatchedPath` so that the
+//! envelope can wrap the router once: as a router layer it wrapped, and boxed again, every
+//! route, and each request cloned both boxes.
 
-use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
-
-use foldhash::fast::FixedState;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use axum::http::Method;
@@ -76,16 +77,12 @@ struct Families {
 #[derive(Debug)]
 pub struct HttpMetrics {
     families: Families,
-    /// Route template to its series, set once by [`HttpMetrics::prepare`] before serving
-    /// and read without a lock. The keys are the router's own templates, never a caller's
-    /// input, so a quick unseeded hash is enough.
-    prepared: OnceLock<Routes>,
-    /// Routes not prepared (a test's own router, or a second router on the same metrics),
-    /// each added under the write lock once.
-    others: RwLock<Routes>,
+    /// The router's route templates, set once by [`HttpMetrics::prepare`] before serving
+    /// and read without a lock.
+    routes: OnceLock<matchit::Router<&'static RouteMetrics>>,
+    /// Requests no template matches, and every request before `prepare`.
+    unmatched: OnceLock<&'static RouteMetrics>,
 }
-
-type Routes = HashMap<Box<str>, &'static RouteMetrics, FixedState>;
 
 impl HttpMetrics {
     pub fn register(registry: &mut Registry) -> Self {
@@ -106,38 +103,35 @@ impl HttpMetrics {
         );
         Self {
             families: Families { requests, duration },
-            prepared: OnceLock::new(),
-            others: RwLock::default(),
+            routes: OnceLock::new(),
+            unmatched: OnceLock::new(),
         }
     }
 
-    /// Makes room for the router's route templates and [`UNMATCHED`], so that requests
-    /// take no lock.
-    pub fn prepare<'a>(&self, routes: impl IntoIterator<Item = &'a str>) {
-        let routes = routes.into_iter().chain([UNMATCHED]);
-        if self.prepared.get().is_some() {
-            for r in routes {
-                self.route(r);
+    /// Learns the router's route templates (axum's syntax, `/v1/releases/{release}`).
+    /// Only the first call counts: the service has one router, and a test that builds
+    /// the same router again changes nothing.
+    pub fn prepare<'a>(&self, templates: impl IntoIterator<Item = &'a str>) {
+        self.routes.get_or_init(|| {
+            let mut routes = matchit::Router::new();
+            for t in templates {
+                // A template the router accepted is one matchit accepts: axum routes
+                // with it.
+                if let Err(e) = routes.insert(t, self.new_route(t)) {
+                    tracing::warn!(route = t, error = %e, "route template not counted");
+                }
             }
-            return;
-        }
-        let prepared: Routes = routes.map(|r| (r.into(), self.new_route(r))).collect();
-        // Two routers preparing at once is not a thing start-up does.
-        let _ = self.prepared.set(prepared);
+            routes
+        });
     }
 
-    /// The series of one route template.
-    pub fn route(&self, route: &str) -> &'static RouteMetrics {
-        if let Some(s) = self.prepared.get().and_then(|p| p.get(route)) {
-            return s;
-        }
-        if let Some(s) = self.others.read().expect("not poisoned").get(route) {
-            return s;
-        }
-        let mut others = self.others.write().expect("not poisoned");
-        others
-            .entry(route.into())
-            .or_insert_with(|| self.new_route(route))
+    /// The series of the route that `path` matches.
+    pub fn for_path(&self, path: &str) -> &'static RouteMetrics {
+        self.routes
+            .get()
+            .and_then(|r| r.at(path).ok())
+            .map(|m| *m.value)
+            .unwrap_or_else(|| self.unmatched.get_or_init(|| self.new_route(UNMATCHED)))
     }
 
     /// Leaked on purpose: one small table per route template, a closed set that lives as
@@ -197,10 +191,18 @@ mod tests {
     fn series_are_counted_and_invented_methods_share_one() {
         let mut registry = Registry::default();
         let http = HttpMetrics::register(&mut registry);
-        http.prepare(["/a"]);
+        http.prepare(["/a/{x}"]);
+        http.prepare(["/c"]);
         let ms = Duration::from_millis(1);
-        let (a, b) = (http.route("/a"), http.route("/b"));
-        assert!(std::ptr::eq(a, http.route("/a")), "one table per route");
+        let (a, b) = (http.for_path("/a/1"), http.for_path("/b"));
+        assert!(
+            std::ptr::eq(a, http.for_path("/a/2")),
+            "one table per route"
+        );
+        assert!(
+            std::ptr::eq(b, http.for_path("/c")),
+            "only the first prepare counts"
+        );
         a.observe(&Method::GET, 200, ms);
         a.observe(&Method::GET, 204, ms);
         b.observe(&Method::from_bytes(b"BREW").unwrap(), 418, ms);
@@ -208,15 +210,17 @@ mod tests {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         assert!(
-            text.contains(r#"http_requests_total{route="/a",method="GET",status="2xx"} 2"#),
+            text.contains(r#"http_requests_total{route="/a/{x}",method="GET",status="2xx"} 2"#),
             "{text}"
         );
         assert!(
-            text.contains(r#"http_requests_total{route="/b",method="other",status="4xx"} 2"#),
+            text.contains(
+                r#"http_requests_total{route="unmatched",method="other",status="4xx"} 2"#
+            ),
             "{text}"
         );
         assert!(
-            text.contains(r#"http_request_duration_seconds_count{route="/a"} 2"#),
+            text.contains(r#"http_request_duration_seconds_count{route="/a/{x}"} 2"#),
             "{text}"
         );
         assert!(!text.contains("POST"), "unused series stay out: {text}");
