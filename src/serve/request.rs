@@ -31,8 +31,9 @@ use super::ops::NotAnError;
 use crate::telemetry::http::RouteMetrics;
 use crate::telemetry::metrics::Metrics;
 
-/// The header that carries the request id, both ways.
-static ID_HEADER: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
+/// The header that carries the request id, both ways. A constant, not a static: a static
+/// name is cloned at every use, a constant one built in place for nothing.
+const ID_HEADER: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
 
 /// The id of the current request, for a handler that records it (the configuration's
 /// audit trail). The envelope leaves it in the request's own header, the caller's or one
@@ -57,7 +58,7 @@ impl<S: Sync> FromRequestParts<S> for RequestId {
         Ok(Self(
             parts
                 .headers
-                .get(&ID_HEADER)
+                .get(ID_HEADER)
                 .cloned()
                 .unwrap_or_else(next_id),
         ))
@@ -67,7 +68,7 @@ impl<S: Sync> FromRequestParts<S> for RequestId {
 /// Accepts a caller's id when it is short and plain, so that traces join up across hops;
 /// otherwise makes one and puts it in the request in the caller's place.
 fn request_id_of<B>(req: &mut http::Request<B>) -> HeaderValue {
-    let theirs = req.headers().get(&ID_HEADER).filter(|v| {
+    let theirs = req.headers().get(ID_HEADER).filter(|v| {
         let b = v.as_bytes();
         !b.is_empty()
             && b.len() <= 64
@@ -78,7 +79,7 @@ fn request_id_of<B>(req: &mut http::Request<B>) -> HeaderValue {
         return id.clone();
     }
     let id = next_id();
-    req.headers_mut().insert(&ID_HEADER, id.clone());
+    req.headers_mut().insert(ID_HEADER, id.clone());
     id
 }
 
@@ -238,7 +239,7 @@ impl Done {
         let took = started.elapsed();
         route.observe(&method, status.as_u16(), took);
         tracing::debug!(request_id = id.to_str().unwrap_or(""), route = route.name(), %method, status = status.as_u16(), took_us = took.as_micros() as u64, "request");
-        response.headers_mut().insert(&ID_HEADER, id);
+        response.headers_mut().insert(ID_HEADER, id);
         response
     }
 }
