@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use scaling_facts_api::{ActiveRevision, Runtime, RuntimePresence, RuntimeState};
-use scaling_facts_api::{Phase, Scaling};
+use scaling_facts_api::{Failure, Phase, Scaling, WakeProgress};
 
 /// The retry hint while waking when nothing has been measured yet.
 pub const UNMEASURED_RETRY_AFTER_MS: u64 = 1_000;
@@ -102,6 +102,76 @@ impl ReleaseFacts {
             observed_at,
             stale: watch.is_stale(now),
         }
+    }
+}
+
+impl ReleaseFacts {
+    /// A hash of what readers see (everything but `updated_at`), to tell a change from a
+    /// recomputation that came out the same.
+    ///
+    /// Fed field by field rather than through a serializer: JSON formatting (dates above
+    /// all) cost more than deriving the facts. Every struct is taken apart without `..`, so
+    /// a field added to any of them does not compile until it is hashed here (or said to
+    /// be left out).
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let Self {
+            release,
+            namespace: _, // part of the release
+            service: _,   // part of the release
+            scaling,
+            idle_timeout_upper_bound_seconds,
+            idle_window_parts,
+            state,
+            presence,
+            active_revisions,
+            updated_at: _, // when, not what
+        } = self;
+        let Scaling {
+            min_instances,
+            idle_timeout_seconds,
+            expected_cold_start_seconds,
+            serving_since,
+        } = scaling;
+        let IdleWindowParts {
+            stable_window_seconds,
+            scale_down_delay_seconds,
+        } = idle_window_parts;
+        let RuntimePresence {
+            phase,
+            desired_replicas,
+            actual_replicas,
+            wake,
+            failure,
+        } = presence;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        release.hash(&mut h);
+        min_instances.hash(&mut h);
+        idle_timeout_seconds.to_bits().hash(&mut h);
+        expected_cold_start_seconds.map(f64::to_bits).hash(&mut h);
+        serving_since.hash(&mut h);
+        idle_timeout_upper_bound_seconds.to_bits().hash(&mut h);
+        (stable_window_seconds, scale_down_delay_seconds).hash(&mut h);
+        (*state as u8).hash(&mut h);
+        (phase, desired_replicas, actual_replicas).hash(&mut h);
+        wake.as_ref().map(|w| {
+            let WakeProgress {
+                requested_at,
+                deadline_at,
+                elapsed_ms: _, // filled in per read
+            } = w;
+            (requested_at, deadline_at)
+        })
+        .hash(&mut h);
+        failure
+            .as_ref()
+            .map(|Failure { reason, message }| (reason, message))
+            .hash(&mut h);
+        active_revisions.len().hash(&mut h);
+        for ActiveRevision { name, percent } in active_revisions {
+            (name, percent).hash(&mut h);
+        }
+        h.finish()
     }
 }
 

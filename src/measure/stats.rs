@@ -186,16 +186,21 @@ impl RevisionStats {
         &self.counts
     }
 
+    /// One series over every bucket: the first bucket decoded is the sum the others are
+    /// added to, so that a revision with one bucket decodes one histogram and adds none.
     fn merged(&self, series: u8) -> LatencyHistogram {
-        let mut all = LatencyHistogram::new();
-        for ((s, _), blob) in &self.histograms {
-            if *s == series
-                && let Ok(h) = LatencyHistogram::decode(blob)
-            {
-                all.add(&h);
+        let mut all: Option<LatencyHistogram> = None;
+        for ((s, _), blob) in self.histograms.range((series, i64::MIN)..=(series, i64::MAX)) {
+            debug_assert_eq!(*s, series);
+            let Ok(h) = LatencyHistogram::decode(blob) else {
+                continue;
+            };
+            match all.as_mut() {
+                Some(all) => all.add(&h),
+                None => all = Some(h),
             }
         }
-        all
+        all.unwrap_or_default()
     }
 
     /// The report of this revision; called when a wake is recorded, not per read.

@@ -460,8 +460,15 @@ impl Tracker {
             let Some(f) = self.facts_of(&key, now) else {
                 continue;
             };
-            let hash = fingerprint(&f);
-            if self.last_facts.insert(f.release.clone(), hash) != Some(hash) {
+            let hash = f.fingerprint();
+            let changed = match self.last_facts.get_mut(&f.release) {
+                Some(last) => std::mem::replace(last, hash) != hash,
+                None => {
+                    self.last_facts.insert(f.release.clone(), hash);
+                    true
+                }
+            };
+            if changed {
                 facts.push(f);
             }
         }
@@ -514,15 +521,14 @@ impl Tracker {
                 percent: *percent,
             })
             .collect();
+        // Among the service's own revisions, by name: no key to build per lookup.
         let revs: Vec<&Rev> = active
             .iter()
             .filter_map(|(name, _)| {
-                self.by_name.get(&RevisionName {
-                    namespace: svc.namespace.clone(),
-                    name: name.clone(),
-                })
+                self.revisions_of(key)
+                    .find(|(_, r)| r.name == *name)
+                    .map(|(_, r)| r)
             })
-            .filter_map(|uid| self.revisions.get(uid))
             .collect();
         if revs.is_empty() {
             return Some(f);
@@ -615,25 +621,6 @@ impl Tracker {
     pub fn revision_count(&self) -> usize {
         self.revisions.len()
     }
-}
-
-/// A hash of the facts that matter to readers (everything but `updated_at`).
-fn fingerprint(f: &ReleaseFacts) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    let bytes = serde_json::to_vec(&(
-        &f.release,
-        &f.scaling,
-        f.idle_timeout_upper_bound_seconds,
-        f.idle_window_parts.stable_window_seconds,
-        f.idle_window_parts.scale_down_delay_seconds,
-        f.state,
-        &f.presence,
-        &f.active_revisions,
-    ))
-    .expect("plain data");
-    bytes.hash(&mut h);
-    h.finish()
 }
 
 fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {
