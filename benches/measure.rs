@@ -238,7 +238,8 @@ fn throughput() {
         REVISIONS * WAKES,
         bytes as f64 / 1e6
     );
-    let (mut machine_rates, mut json_rates, mut decode_rates) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut machine_rates, mut json_rates, mut decode_rates) =
+        (Vec::new(), Vec::new(), Vec::new());
     for round in 0..6 {
         let run_machine = |rates: &mut Vec<f64>| {
             let mut t = tracker_with(REVISIONS);

@@ -328,7 +328,10 @@ fn main() {
                     .map(|(who, addr)| {
                         let url = format!("http://{addr}{path}");
                         let (token, paced_script) = (&token, &paced_script);
-                        (*who, scope.spawn(move || wrk(&url, token, 16, seconds, paced_script)))
+                        (
+                            *who,
+                            scope.spawn(move || wrk(&url, token, 16, seconds, paced_script)),
+                        )
                     })
                     .collect();
                 for (who, run) in runs {

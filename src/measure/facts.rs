@@ -154,15 +154,16 @@ impl ReleaseFacts {
         (stable_window_seconds, scale_down_delay_seconds).hash(&mut h);
         (*state as u8).hash(&mut h);
         (phase, desired_replicas, actual_replicas).hash(&mut h);
-        wake.as_ref().map(|w| {
-            let WakeProgress {
-                requested_at,
-                deadline_at,
-                elapsed_ms: _, // filled in per read
-            } = w;
-            (requested_at, deadline_at)
-        })
-        .hash(&mut h);
+        wake.as_ref()
+            .map(|w| {
+                let WakeProgress {
+                    requested_at,
+                    deadline_at,
+                    elapsed_ms: _, // filled in per read
+                } = w;
+                (requested_at, deadline_at)
+            })
+            .hash(&mut h);
         failure
             .as_ref()
             .map(|Failure { reason, message }| (reason, message))

@@ -84,6 +84,28 @@ impl LatencyHistogram {
         Some(self.inner.value_at_percentile(p))
     }
 
+    /// What `percentile_ms` would give for a histogram of `values`, without building one
+    /// (8 KiB of counters to zero, then scan): the value at the same rank, rounded up to
+    /// the top of its bucket as the histogram reports it.
+    pub fn percentile_of(mut values: Vec<u64>, p: f64) -> Option<u64> {
+        if values.is_empty() {
+            return None;
+        }
+        /// No counts, only the bucket layout that rounding needs.
+        static LAYOUT: std::sync::LazyLock<Histogram<u32>> = std::sync::LazyLock::new(|| {
+            Histogram::new_with_bounds(LOWEST_MS, HIGHEST_MS, SIGFIG).expect("constant bounds")
+        });
+        let q = (p / 100.0).clamp(0.0, 1.0);
+        let rank = ((q * values.len() as f64).ceil() as usize).max(1);
+        let (_, v, _) = values.select_nth_unstable(rank - 1);
+        let v = (*v).clamp(LOWEST_MS, HIGHEST_MS);
+        Some(if q == 0.0 {
+            LAYOUT.lowest_equivalent(v)
+        } else {
+            LAYOUT.highest_equivalent(v)
+        })
+    }
+
     pub fn percentiles(&self) -> Option<Percentiles> {
         if self.inner.is_empty() {
             return None;
@@ -116,7 +138,10 @@ impl LatencyHistogram {
             .map_or(PLOT_BOUNDS_MS.len(), |i| i + 1);
         let mut out: Vec<HistogramBucket> = PLOT_BOUNDS_MS[..shown]
             .iter()
-            .map(|&le| HistogramBucket { le_ms: le, count: 0 })
+            .map(|&le| HistogramBucket {
+                le_ms: le,
+                count: 0,
+            })
             .collect();
         for v in self.inner.iter_recorded() {
             let (lowest, highest) = (
@@ -210,6 +235,33 @@ mod tests {
         for b in h.buckets() {
             assert_eq!(b.count, h.inner.count_between(low, b.le_ms), "{b:?}");
             low = b.le_ms + 1;
+        }
+    }
+
+    /// A percentile of a handful of values is the histogram's, for any handful.
+    #[test]
+    fn percentile_of_values_matches_the_histogram() {
+        let mut seed = 7u64;
+        for n in 1..150 {
+            let values: Vec<u64> = (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (seed >> 33) % 4_000_000
+                })
+                .collect();
+            let mut h = LatencyHistogram::new();
+            for v in &values {
+                h.record(*v);
+            }
+            for p in [0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0] {
+                assert_eq!(
+                    LatencyHistogram::percentile_of(values.clone(), p),
+                    h.percentile_ms(p),
+                    "{n} values, p{p}"
+                );
+            }
         }
     }
 

@@ -36,9 +36,9 @@ pub struct Refused {
 #[derive(Debug, Default)]
 pub struct Owners {
     /// Claims per release, in ownership order: the first owns.
-    by_release: HashMap<String, Vec<Claim>>,
+    by_release: HashMap<String, Vec<Claim>, foldhash::fast::RandomState>,
     /// The release each Service claims.
-    by_service: HashMap<ServiceKey, String>,
+    by_service: HashMap<ServiceKey, String, foldhash::fast::RandomState>,
     /// The refused claims changed since [`Owners::take_changed`]: only a release claimed
     /// twice, before or after a change, has any, so only touching one of those sets it.
     changed: bool,

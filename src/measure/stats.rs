@@ -167,11 +167,8 @@ impl RevisionStats {
             self.window.pop_front();
         }
         self.expected_ms = if self.window.len() >= settings.min_samples.max(1) {
-            let mut h = LatencyHistogram::new();
-            for (_, ms) in &self.window {
-                h.record(u64::from(*ms));
-            }
-            h.percentile_ms(settings.percentile)
+            let values: Vec<u64> = self.window.iter().map(|(_, ms)| u64::from(*ms)).collect();
+            LatencyHistogram::percentile_of(values, settings.percentile)
         } else {
             None
         };
@@ -190,7 +187,10 @@ impl RevisionStats {
     /// added to, so that a revision with one bucket decodes one histogram and adds none.
     fn merged(&self, series: u8) -> LatencyHistogram {
         let mut all: Option<LatencyHistogram> = None;
-        for ((s, _), blob) in self.histograms.range((series, i64::MIN)..=(series, i64::MAX)) {
+        for ((s, _), blob) in self
+            .histograms
+            .range((series, i64::MIN)..=(series, i64::MAX))
+        {
             debug_assert_eq!(*s, series);
             let Ok(h) = LatencyHistogram::decode(blob) else {
                 continue;

@@ -80,17 +80,21 @@ pub struct Output {
     pub retracted: Vec<(String, i64)>,
 }
 
+/// The tracker's maps. Keys are names from the cluster, which its users choose, so the
+/// hash is seeded; foldhash rather than SipHash because every watch event looks up a few.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 #[derive(Debug, Default)]
 pub struct Tracker {
     settings: TrackerSettings,
     autoscaler_cm: BTreeMap<String, String>,
     deployment_cm: BTreeMap<String, String>,
     defaults: ClusterDefaults,
-    revisions: HashMap<String, Rev>,
-    by_name: HashMap<RevisionName, String>,
+    revisions: Map<String, Rev>,
+    by_name: Map<RevisionName, String>,
     /// Revision UIDs of each service, so a release's revisions are found without a scan.
-    by_service: HashMap<ServiceKey, Vec<String>>,
-    services: HashMap<ServiceKey, ServiceSnap>,
+    by_service: Map<ServiceKey, Vec<String>>,
+    services: Map<ServiceKey, ServiceSnap>,
     owners: Owners,
     /// Releases whose facts may have changed since the last `changed_facts`.
     dirty: BTreeSet<ServiceKey>,
@@ -98,7 +102,7 @@ pub struct Tracker {
     dirty_reports: BTreeSet<ServiceKey>,
     /// A hash of each release's last published facts (without `updated_at`): enough to
     /// tell a change, at a fraction of the memory of a copy.
-    last_facts: HashMap<String, u64>,
+    last_facts: Map<String, u64>,
     /// Releases whose Service disappeared since the last `changed`.
     removed: Vec<String>,
     synced: bool,
@@ -324,7 +328,9 @@ impl Tracker {
         let service = rev.service_key();
         // Any observation may change what the release looks like; unchanged facts are
         // filtered by their fingerprint before they reach the book.
-        self.dirty.insert(service.clone());
+        if !self.dirty.contains(&service) {
+            self.dirty.insert(service.clone());
+        }
         if finished.is_empty() {
             return;
         }
@@ -496,14 +502,14 @@ impl Tracker {
     }
 
     /// The active revisions: traffic targets with percent > 0, else the newest revision.
-    fn active_of(&self, key: &ServiceKey) -> Vec<(String, u32)> {
+    fn active_of<'a>(&'a self, key: &'a ServiceKey) -> Vec<(&'a str, u32)> {
         let svc = &self.services[key];
         if !svc.traffic.is_empty() {
-            return svc.traffic.clone();
+            return svc.traffic.iter().map(|(n, p)| (n.as_str(), *p)).collect();
         }
         self.revisions_of(key)
             .max_by_key(|(_, r)| r.created)
-            .map(|(_, r)| vec![(r.name.clone(), 100)])
+            .map(|(_, r)| vec![(r.name.as_str(), 100)])
             .unwrap_or_default()
     }
 
@@ -517,7 +523,7 @@ impl Tracker {
         f.active_revisions = active
             .iter()
             .map(|(name, percent)| ActiveRevision {
-                name: name.clone(),
+                name: (*name).to_owned(),
                 percent: *percent,
             })
             .collect();
@@ -606,10 +612,13 @@ impl Tracker {
             return None;
         }
         let svc = self.services.get(key)?;
-        let active: BTreeSet<String> = self.active_of(key).into_iter().map(|(n, _)| n).collect();
+        let active = self.active_of(key);
         let mut revisions: Vec<_> = self
             .revisions_of(key)
-            .map(|(uid, r)| r.stats.report(&r.name, uid, active.contains(&r.name)))
+            .map(|(uid, r)| {
+                let is_active = active.iter().any(|(n, _)| *n == r.name);
+                r.stats.report(&r.name, uid, is_active)
+            })
             .collect();
         revisions.sort_by(|a, b| b.revision.cmp(&a.revision));
         Some(ColdStarts {
