@@ -6,12 +6,16 @@
 //! read is a map lookup and a reference-count increment. It sits between `measure` (which
 //! derives the facts, without locks) and `serve` (which reads them).
 //!
-//! Every change is also broadcast for the event stream. A slow subscriber that falls behind
-//! the channel's capacity is told how many changes it missed and can re-read.
+//! Every change is also broadcast for the event streams: on one channel for the fleet's
+//! stream, and on a channel of its own to the subscribers of that release, so that a
+//! release's subscribers wake for its changes only, however busy the fleet. A change is
+//! serialized for the streams once, by the first subscriber that sends it, and shared by
+//! the rest. A slow subscriber that falls behind a channel's capacity is told how many
+//! changes it missed and can re-read.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,6 +26,9 @@ use crate::measure::facts::{ReleaseFacts, WatchView};
 use scaling_facts_api::{ColdStarts, RefusedClaim};
 
 const CHANGE_CHANNEL_CAPACITY: usize = 1_024;
+/// A release's own channel: its changes come seconds apart, and a subscriber that falls
+/// behind is sent the current state instead.
+const RELEASE_CHANNEL_CAPACITY: usize = 16;
 
 type Releases = HashMap<String, Arc<Entry>, foldhash::fast::RandomState>;
 
@@ -42,6 +49,9 @@ pub struct Change {
     pub release: String,
     /// The facts after the change; None when the release was removed.
     pub facts: Option<ReleaseFacts>,
+    /// What the event streams send for it, made by the first that sends it: ten thousand
+    /// subscribers of one release cost one serialization, not ten thousand.
+    pub rendered: OnceLock<Bytes>,
 }
 
 /// Every release's facts, shared by the producers of facts and the API.
@@ -51,6 +61,9 @@ pub struct FactsBook {
     /// is the hot read's whole lookup, and SipHash cost more than the rest of it.
     releases: RwLock<Releases>,
     changes: broadcast::Sender<Arc<Change>>,
+    /// The channels of releases someone subscribed to. One is dropped at the first
+    /// change after its last subscriber left, so what is kept is bounded by the releases.
+    by_release: Mutex<HashMap<String, broadcast::Sender<Arc<Change>>>>,
     seq: AtomicU64,
     watch_connected: AtomicBool,
     /// Milliseconds since the epoch; `i64::MIN` until something was heard.
@@ -66,6 +79,7 @@ impl FactsBook {
         Self {
             releases: RwLock::default(),
             changes,
+            by_release: Mutex::default(),
             seq: AtomicU64::new(0),
             watch_connected: AtomicBool::new(false),
             watch_last_heard_ms: AtomicI64::new(i64::MIN),
@@ -154,8 +168,42 @@ impl FactsBook {
         self.len() == 0
     }
 
+    /// Every release's changes.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
         self.changes.subscribe()
+    }
+
+    /// Drops a release's channel if nobody holds it: for a subscription that was not
+    /// kept (an unknown release), so that asking cannot grow the map.
+    pub fn unsubscribe_release(&self, release: &str) {
+        let mut channels = self.by_release.lock().unwrap_or_else(|e| e.into_inner());
+        if channels
+            .get(release)
+            .is_some_and(|tx| tx.receiver_count() == 0)
+        {
+            channels.remove(release);
+        }
+    }
+
+    /// How many releases have a channel of their own.
+    pub fn release_channels(&self) -> usize {
+        self.by_release
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
+    /// One release's changes.
+    pub fn subscribe_release(&self, release: &str) -> broadcast::Receiver<Arc<Change>> {
+        let mut channels = self.by_release.lock().unwrap_or_else(|e| e.into_inner());
+        match channels.get(release) {
+            Some(tx) => tx.subscribe(),
+            None => {
+                let (tx, rx) = broadcast::channel(RELEASE_CHANNEL_CAPACITY);
+                channels.insert(release.to_owned(), tx);
+                rx
+            }
+        }
     }
 
     /// The watcher heard from the Kubernetes API (an event or a bookmark).
@@ -183,12 +231,29 @@ impl FactsBook {
 
     fn publish(&self, release: String, facts: Option<ReleaseFacts>) {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-        // No subscriber is not an error: nobody is streaming right now.
-        let _ = self.changes.send(Arc::new(Change {
+        let gone = facts.is_none();
+        let change = Arc::new(Change {
             seq,
             release,
             facts,
-        }));
+            rendered: OnceLock::new(),
+        });
+        {
+            let mut channels = self.by_release.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(tx) = channels.get(&change.release) {
+                if tx.receiver_count() == 0 {
+                    channels.remove(&change.release);
+                } else {
+                    let _ = tx.send(change.clone());
+                    if gone {
+                        // Its subscribers have the removal; new ones are refused.
+                        channels.remove(&change.release);
+                    }
+                }
+            }
+        }
+        // No subscriber is not an error: nobody is streaming right now.
+        let _ = self.changes.send(change);
     }
 
     // A poisoned lock only means a writer panicked between two plain assignments; the map

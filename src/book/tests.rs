@@ -121,3 +121,41 @@ fn watch_view_tracks_latest_heard() {
     book.watch_lost();
     assert!(!book.watch().connected);
 }
+
+#[test]
+fn a_release_channel_carries_its_changes_only_and_is_dropped_when_unheld() {
+    let book = FactsBook::new(Duration::from_secs(90));
+    let mut shop = book.subscribe_release("shop.prod");
+    let mut fleet = book.subscribe();
+    book.upsert(ReleaseFacts::idle("cart.prod", "prod", "cart", t(0)));
+    book.upsert(waking(None));
+    let change = shop.try_recv().expect("its own change");
+    assert_eq!(change.release, "shop.prod");
+    assert!(shop.try_recv().is_err(), "nothing of another release");
+    assert_eq!(fleet.try_recv().unwrap().release, "cart.prod");
+    assert!(
+        Arc::ptr_eq(&fleet.try_recv().unwrap(), &change),
+        "one change, shared by both channels"
+    );
+
+    // The last subscriber left: the next change drops the channel.
+    drop(shop);
+    assert_eq!(book.release_channels(), 1);
+    book.upsert(ReleaseFacts::idle("shop.prod", "prod", "shop", t(1)));
+    assert_eq!(book.release_channels(), 0);
+
+    // A subscription not kept (an unknown release) leaves nothing behind.
+    let nope = book.subscribe_release("nope.prod");
+    drop(nope);
+    book.unsubscribe_release("nope.prod");
+    assert_eq!(book.release_channels(), 0);
+
+    // A removal reaches the subscribers, then their channel closes.
+    let mut shop = book.subscribe_release("shop.prod");
+    book.remove("shop.prod");
+    assert!(shop.try_recv().unwrap().facts.is_none());
+    assert!(matches!(
+        shop.try_recv(),
+        Err(broadcast::error::TryRecvError::Closed)
+    ));
+}

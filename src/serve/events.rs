@@ -42,14 +42,27 @@ fn runtime_event(book: &FactsBook, facts: &ReleaseFacts, seq: Option<u64>) -> Ev
     }
 }
 
+/// The event of a change, rendered once for every stream that sends it (the runtime as of
+/// the change, not of each subscriber's turn to send it).
 fn change_event(book: &FactsBook, change: &Change) -> Event {
-    match &change.facts {
-        Some(facts) => runtime_event(book, facts, Some(change.seq)),
-        None => Event::default()
-            .event("removed")
-            .id(change.seq.to_string())
-            .data(change.release.clone()),
-    }
+    let data = change.rendered.get_or_init(|| match &change.facts {
+        Some(facts) => {
+            let runtime = facts.runtime_at(Utc::now(), book.watch());
+            serde_json::to_vec(&runtime).expect("plain data").into()
+        }
+        None => change.release.clone().into(),
+    });
+    // JSON from serde_json and a release key hold no line breaks: one data line.
+    let data = std::str::from_utf8(data).expect("JSON and keys are UTF-8");
+    let kind = if change.facts.is_some() {
+        "runtime"
+    } else {
+        "removed"
+    };
+    Event::default()
+        .event(kind)
+        .id(change.seq.to_string())
+        .data(data)
 }
 
 /// Counts an open stream, and holds its place under the caps, for as long as it lives.
@@ -116,20 +129,31 @@ pub async fn release_events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     caller.require_read(&state)?;
     // Subscribe before reading the current state, so no change can fall between the two.
-    let changes = BroadcastStream::new(state.book.subscribe());
-    let current = state
-        .book
-        .get(&release)
-        .ok_or_else(|| ApiError::UnknownRelease {
-            release: release.clone(),
-        })?;
-    let permit = permit(&state, &caller)?;
+    let changes = state.book.subscribe_release(&release);
+    let refused = |e: ApiError, changes| {
+        drop(changes);
+        state.book.unsubscribe_release(&release);
+        e
+    };
+    let current = match state.book.get(&release) {
+        Some(c) => c,
+        None => {
+            let e = ApiError::UnknownRelease {
+                release: release.clone(),
+            };
+            return Err(refused(e, changes));
+        }
+    };
+    let permit = match permit(&state, &caller) {
+        Ok(p) => p,
+        Err(e) => return Err(refused(e, changes)),
+    };
+    let changes = BroadcastStream::new(changes);
     let book = state.book.clone();
     let first = runtime_event(&book, &current.facts, None);
     let rest = changes.filter_map(move |item| {
         let event = match item {
-            Ok(change) if change.release == release => Some(change_event(&book, &change)),
-            Ok(_) => None,
+            Ok(change) => Some(change_event(&book, &change)),
             Err(BroadcastStreamRecvError::Lagged(_)) => book
                 .get(&release)
                 .map(|e| runtime_event(&book, &e.facts, None)),
