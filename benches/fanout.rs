@@ -191,6 +191,7 @@ fn main() {
         p99s[p99s.len() / 2] as f64 / 1000.0
     );
     let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The child: opens `n` streams, says `ready` once each has the current state, then for
