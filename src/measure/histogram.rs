@@ -76,17 +76,9 @@ impl LatencyHistogram {
             .expect("histograms share bounds, so adding cannot fail");
     }
 
-    /// The latency at percentile `p` (0 to 100), in milliseconds; None when empty.
-    pub fn percentile_ms(&self, p: f64) -> Option<u64> {
-        if self.inner.is_empty() {
-            return None;
-        }
-        Some(self.inner.value_at_percentile(p))
-    }
-
-    /// What `percentile_ms` would give for a histogram of `values`, without building one
-    /// (8 KiB of counters to zero, then scan): the value at the same rank, rounded up to
-    /// the top of its bucket as the histogram reports it.
+    /// The latency at percentile `p` (0 to 100) of `values`, in milliseconds, as a histogram
+    /// of them would give it, without building one (8 KiB of counters to zero, then scan):
+    /// the value at the same rank, rounded up to the top of its bucket. None when empty.
     pub fn percentile_of(mut values: Vec<u64>, p: f64) -> Option<u64> {
         if values.is_empty() {
             return None;
@@ -258,7 +250,7 @@ mod tests {
             for p in [0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0] {
                 assert_eq!(
                     LatencyHistogram::percentile_of(values.clone(), p),
-                    h.percentile_ms(p),
+                    Some(h.inner.value_at_percentile(p)),
                     "{n} values, p{p}"
                 );
             }
