@@ -11,6 +11,8 @@
 //! `cargo bench --bench fanout` (10,000 subscribers, 5 changes); `FANOUT_SUBSCRIBERS`
 //! and `FANOUT_CHANGES` override.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
@@ -22,18 +24,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use chrono::Utc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_util::sync::CancellationToken;
 
 use scaling_facts::book::FactsBook;
-use scaling_facts::config::DatabaseConfig;
 use scaling_facts::measure::facts::ReleaseFacts;
 use scaling_facts::serve::auth::Tokens;
 use scaling_facts::serve::streams::StreamLimits;
-use scaling_facts::serve::{AppState, Shared, Timeouts};
-use scaling_facts::store::Store;
-use scaling_facts::telemetry::components::{Components, HistoryState};
-use scaling_facts::telemetry::health::Readiness;
-use scaling_facts::telemetry::metrics::Metrics;
 use scaling_facts_api::{Phase, RuntimeState};
 
 const RELEASE: &str = "shop.bench";
@@ -74,45 +69,16 @@ fn facts(n: usize) -> ReleaseFacts {
 }
 
 async fn start_service(book: Arc<FactsBook>, streams: usize) -> SocketAddr {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}/bench.db?mode=rwc", dir.path().display());
-    let store = Store::connect(&DatabaseConfig {
-        database_url: url,
-        database_max_connections: 2,
-        database_acquire_timeout_ms: 5_000,
-    })
-    .await
-    .expect("store");
-    std::mem::forget(dir);
-    let components = Arc::new(Components::default());
-    components.set_history(HistoryState::Loaded { wakes: 0 });
-    let state = AppState::new(Shared {
-        book,
-        store,
-        tokens: Tokens::default(),
-        allow_anonymous_reads: true,
-        readiness: Readiness::opened(),
-        metrics: Arc::new(Metrics::new()),
-        components,
-        shutdown: CancellationToken::new(),
-        batch_max_releases: 100,
-        request_timeout: Duration::from_secs(5),
-        max_body_bytes: 65_536,
-        streams: StreamLimits::new(streams, streams),
-    });
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let timeouts = Timeouts {
-        drain: Duration::ZERO,
-        grace: Duration::from_secs(1),
-        header_read: Duration::from_secs(10),
-    };
-    tokio::spawn(scaling_facts::serve::serve(
-        listener,
-        state,
-        CancellationToken::new(),
-        timeouts,
-    ));
+    let limits = StreamLimits::new(streams, streams);
+    // The store is connected before this returns, so that it is in the memory read before
+    // the streams open.
+    let (state, dir) = common::bench_state(book, Tokens::default(), true, limits).await;
+    tokio::spawn(async move {
+        let _dir = dir;
+        common::serve(listener, state).await;
+    });
     addr
 }
 

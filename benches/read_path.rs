@@ -12,6 +12,8 @@
 //! `cargo bench --bench read_path` (4 rounds of 5 s per figure); `-- --releases 20000` for a
 //! book of that size; `READ_BENCH_ROUNDS` and `READ_BENCH_SECONDS` override the defaults.
 
+mod common;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::process::Command;
@@ -29,17 +31,11 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 use scaling_facts::book::FactsBook;
-use scaling_facts::config::DatabaseConfig;
 use scaling_facts::measure::facts::ReleaseFacts;
 use scaling_facts::serve::auth::{Tokens, new_token};
-use scaling_facts::serve::{AppState, Shared, Timeouts};
-use scaling_facts::store::Store;
-use scaling_facts::telemetry::components::{Components, HistoryState};
-use scaling_facts::telemetry::health::Readiness;
-use scaling_facts::telemetry::metrics::Metrics;
+use scaling_facts::serve::streams::StreamLimits;
 use scaling_facts_api::BatchScalingRequest;
 
 const BATCH: usize = 10;
@@ -93,40 +89,9 @@ fn start_service(n: usize, tokens: Tokens) -> (SocketAddr, Arc<FactsBook>) {
     }
     let shared_book = book.clone();
     let addr = spawn_server("service", move |listener| async move {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}/bench.db?mode=rwc", dir.path().display());
-        let store = Store::connect(&DatabaseConfig {
-            database_url: url,
-            database_max_connections: 2,
-            database_acquire_timeout_ms: 5_000,
-        })
-        .await
-        .expect("store");
-        let components = Arc::new(Components::default());
-        components.set_history(HistoryState::Loaded { wakes: 0 });
-        let state = AppState::new(Shared {
-            book: shared_book,
-            store,
-            tokens,
-            allow_anonymous_reads: false,
-            readiness: Readiness::opened(),
-            metrics: Arc::new(Metrics::new()),
-            components,
-            shutdown: CancellationToken::new(),
-            batch_max_releases: 100,
-            request_timeout: Duration::from_secs(5),
-            max_body_bytes: 65_536,
-            streams: scaling_facts::serve::streams::StreamLimits::new(100, 10),
-        });
-        let timeouts = Timeouts {
-            drain: Duration::ZERO,
-            grace: Duration::from_secs(1),
-            header_read: Duration::from_secs(10),
-        };
-        let never = CancellationToken::new();
-        scaling_facts::serve::serve(listener, state, never, timeouts)
-            .await
-            .expect("serve");
+        let streams = StreamLimits::new(100, 10);
+        let (state, _dir) = common::bench_state(shared_book, tokens, false, streams).await;
+        common::serve(listener, state).await;
     });
     (addr, book)
 }
