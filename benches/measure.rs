@@ -167,30 +167,49 @@ fn decode(kind: Kind, line: &[u8]) -> Option<Observation> {
     }
 }
 
-/// A synced tracker that knows `n` idle revisions.
-fn tracker_with(n: usize) -> Tracker {
+/// How many revisions each Service of the idle fleet has, as in the scale scenarios.
+const FLEET_REVISIONS_PER_SERVICE: usize = 5;
+
+/// Revision `i` of a fleet whose Services have `per_service` revisions each.
+fn fleet_identity(i: usize, per_service: usize) -> RevisionIdentity {
+    let s = i / per_service;
+    RevisionIdentity {
+        service: format!("svc{s}"),
+        service_uid: format!("svc-uid-{s:08}"),
+        name: format!("svc{s}-{:05}", i % per_service + 1),
+        ..identity(i)
+    }
+}
+
+/// A synced tracker that knows `n` idle revisions, `per_service` to a Service, each as
+/// a cluster shows one at rest: its Revision, its Deployment at zero, its PodAutoscaler
+/// at zero with `Active=False NoTraffic`.
+fn tracker_with(n: usize, per_service: usize) -> Tracker {
     let mut t = Tracker::new(TrackerSettings::default());
     t.merge_history(&[], &[], Stamp::now(Via::Listed));
+    let day_ago = Utc::now() - chrono::Duration::days(1);
     for i in 0..n {
-        let id = identity(i);
-        t.apply(
-            Observation::Service(ServiceSnap {
-                namespace: id.namespace.clone(),
-                name: id.service.clone(),
-                uid: id.service_uid.clone(),
-                release: format!("{}.{}", id.service, id.namespace),
-                created: None,
-                traffic: vec![(id.name.clone(), 100)],
-            }),
-            Stamp::now(Via::Listed),
-        );
+        let id = fleet_identity(i, per_service);
+        if i % per_service == 0 {
+            t.apply(
+                Observation::Service(ServiceSnap {
+                    namespace: id.namespace.clone(),
+                    name: id.service.clone(),
+                    uid: id.service_uid.clone(),
+                    release: format!("{}.{}", id.service, id.namespace),
+                    created: None,
+                    traffic: vec![(fleet_identity(i + per_service - 1, per_service).name, 100)],
+                }),
+                Stamp::now(Via::Listed),
+            );
+        }
         t.apply(
             Observation::Revision(scaling_facts::measure::observe::RevisionSnap {
                 uid: id.uid.clone(),
                 name: id.name.clone(),
                 namespace: id.namespace.clone(),
                 service: id.service.clone(),
-                created: Utc::now() - chrono::Duration::days(1),
+                created: day_ago,
                 annotations: BTreeMap::new(),
                 reachable: true,
             }),
@@ -207,6 +226,22 @@ fn tracker_with(n: usize) -> Tracker {
             },
             Stamp::now(Via::Listed),
         );
+        let mut pa = kn::pod_autoscaler(&id, day_ago);
+        pa["metadata"]["namespace"] = json!(id.namespace);
+        pa["metadata"]["resourceVersion"] = json!("7");
+        pa["status"]["desiredScale"] = json!(0);
+        for c in ["Active", "Ready"] {
+            set_condition(
+                &mut pa,
+                condition(c, "False", Some("NoTraffic"), Some(kn::NO_TRAFFIC), day_ago),
+            );
+        }
+        set_condition(
+            &mut pa,
+            condition("ScaleTargetInitialized", "True", None, None, day_ago),
+        );
+        let line = event("ADDED", &pa);
+        t.apply(decode(Kind::Pa, &line).expect("decodes"), Stamp::now(Via::Listed));
     }
     t.mark_synced(Stamp::now(Via::Listed));
     t.changed(Utc::now());
@@ -242,7 +277,7 @@ fn throughput() {
         (Vec::new(), Vec::new(), Vec::new());
     for round in 0..6 {
         let run_machine = |rates: &mut Vec<f64>| {
-            let mut t = tracker_with(REVISIONS);
+            let mut t = tracker_with(REVISIONS, 1);
             let obs: Vec<Observation> = decoded.to_vec();
             let start = Instant::now();
             let mut recorded = 0;
@@ -253,7 +288,7 @@ fn throughput() {
             rates.push(decoded.len() as f64 / start.elapsed().as_secs_f64());
         };
         let run_json = |rates: &mut Vec<f64>| {
-            let mut t = tracker_with(REVISIONS);
+            let mut t = tracker_with(REVISIONS, 1);
             let start = Instant::now();
             for (kind, line) in &stream {
                 let obs = decode(*kind, line).expect("decodes");
@@ -304,14 +339,16 @@ fn throughput() {
 fn memory() {
     const N: usize = 10_000;
     let before = live();
-    let mut t = tracker_with(N);
+    let mut t = tracker_with(N, FLEET_REVISIONS_PER_SERVICE);
     let idle = (live() - before) as f64 / N as f64;
-    println!("memory per revision never woken: {idle:>7.0} bytes (budget 2,048), {N} revisions");
+    println!(
+        "memory per revision never woken: {idle:>7.0} bytes (budget 1,024), {N} revisions, {FLEET_REVISIONS_PER_SERVICE} to a Service, with its Deployment and PodAutoscaler"
+    );
     const WOKEN: usize = 500;
     let before = live();
     for w in 0..100 {
         for i in 0..WOKEN {
-            for (kind, line) in wake_events(&identity(i), w) {
+            for (kind, line) in wake_events(&fleet_identity(i, FLEET_REVISIONS_PER_SERVICE), w) {
                 t.apply(decode(kind, &line).unwrap(), Stamp::now(Via::Watched));
             }
         }

@@ -26,6 +26,7 @@
 //! is then second-precision with its duration an upper bound.
 
 pub mod dating;
+pub mod evidence_sizes { pub type A = super::evidence::Autoscaler; }
 mod ending;
 mod evidence;
 mod ingest;

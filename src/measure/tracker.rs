@@ -653,3 +653,18 @@ fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {
         failure_message,
     }
 }
+#[cfg(test)]
+mod sizes_tmp {
+    #[test]
+    fn sizes() {
+        use std::mem::size_of;
+        eprintln!("Rev {}", size_of::<super::Rev>());
+        eprintln!("Machine {}", size_of::<super::Machine>());
+        eprintln!("Stats {}", size_of::<super::RevisionStats>());
+        eprintln!("Knobs {}", size_of::<super::Knobs>());
+        eprintln!("Autoscaler {}", size_of::<crate::measure::machine::evidence_sizes::A>());
+        eprintln!("ServiceSnap {}", size_of::<super::ServiceSnap>());
+        eprintln!("Failure {}", size_of::<super::Failure>());
+        eprintln!("OutcomeCounts {}", size_of::<scaling_facts_api::OutcomeCounts>());
+    }
+}
