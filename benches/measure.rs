@@ -241,7 +241,10 @@ fn tracker_with(n: usize, per_service: usize) -> Tracker {
             condition("ScaleTargetInitialized", "True", None, None, day_ago),
         );
         let line = event("ADDED", &pa);
-        t.apply(decode(Kind::Pa, &line).expect("decodes"), Stamp::now(Via::Listed));
+        t.apply(
+            decode(Kind::Pa, &line).expect("decodes"),
+            Stamp::now(Via::Listed),
+        );
     }
     t.mark_synced(Stamp::now(Via::Listed));
     t.changed(Utc::now());

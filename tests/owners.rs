@@ -70,8 +70,8 @@ fn a_second_claim_on_a_release_key_is_refused_and_cannot_remove_it() {
     );
     let refused = second.refused.expect("the refused claims changed");
     assert_eq!(refused.len(), 1);
-    assert_eq!(refused[0].claimant.namespace, "sandbox");
-    assert_eq!(refused[0].owner.namespace, "prod");
+    assert_eq!(&*refused[0].claimant.namespace, "sandbox");
+    assert_eq!(&*refused[0].owner.namespace, "prod");
 
     // Deleting the claimant leaves the release alone.
     gone(&mut tr, "sandbox", "shop-copy");

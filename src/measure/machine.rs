@@ -26,7 +26,6 @@
 //! is then second-precision with its duration an upper bound.
 
 pub mod dating;
-pub mod evidence_sizes { pub type A = super::evidence::Autoscaler; }
 mod ending;
 mod evidence;
 mod ingest;
@@ -280,8 +279,8 @@ impl Machine {
     fn rise(&mut self, stream: Stream, at: At, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
         let s = stream as usize;
         let pa = self.pa.as_ref();
-        let queued = pa.and_then(|p| p.queued).map(|q| q.0.timestamp());
-        let timed_out = pa.and_then(|p| p.timed_out).map(|t| t.0.timestamp());
+        let queued = pa.and_then(|p| p.queued()).map(|q| q.0.timestamp());
+        let timed_out = pa.and_then(|p| p.timed_out()).map(|t| t.0.timestamp());
         if let Some(w) = self.wake.as_mut() {
             // A stream that had not risen for this wake joins it, unless the wake was
             // over already: Knative gave up on it, or the PA queued anew after it ended.
@@ -402,7 +401,7 @@ impl Machine {
             || self
                 .pa
                 .as_ref()
-                .is_some_and(|p| p.desired().is_none() && p.queued.is_some())
+                .is_some_and(|p| p.desired().is_none() && p.queued().is_some())
     }
 
     /// Whether the stream shows pods wanted now.

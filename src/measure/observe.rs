@@ -2,6 +2,7 @@
 //! matter, each stamped with when it arrived. No Kubernetes types cross this line.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -166,15 +167,17 @@ pub struct RevisionSnap {
 /// (its release key may be a label instead, see [`ServiceSnap::release`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ServiceKey {
-    pub namespace: String,
-    pub name: String,
+    /// Shared, not copied: every revision of a Service holds its key, and each watch
+    /// event clones one, so a clone is two reference counts rather than two strings.
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
 }
 
 impl ServiceKey {
     pub fn new(namespace: &str, name: &str) -> Self {
         Self {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
+            namespace: namespace.into(),
+            name: name.into(),
         }
     }
 
@@ -182,13 +185,6 @@ impl ServiceKey {
     pub fn default_release(&self) -> String {
         format!("{}.{}", self.name, self.namespace)
     }
-}
-
-/// A revision by namespace and name, as traffic targets name it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RevisionName {
-    pub namespace: String,
-    pub name: String,
 }
 
 /// A Knative Service: a release.

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use super::facts::{IdleWindowParts, ReleaseFacts};
 use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
-use super::observe::{Observation, RevisionName, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
+use super::observe::{Observation, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake};
@@ -32,15 +32,17 @@ pub struct TrackerSettings {
 
 #[derive(Debug, Default)]
 struct Rev {
-    name: String,
-    namespace: String,
-    service: String,
+    name: Box<str>,
+    /// The Service it belongs to, the same key `by_service` holds (so shared); None
+    /// until its Revision object is in.
+    service: Option<ServiceKey>,
     created: Option<DateTime<Utc>>,
     annotations: BTreeMap<String, String>,
     reachable: bool,
     knobs: Option<Knobs>,
     machine: Machine,
-    stats: RevisionStats,
+    /// None until its first wake is recorded: most revisions of a fleet never wake.
+    stats: Option<Box<RevisionStats>>,
     /// The wake underway as last handed to the store (kind, request, start second): what
     /// a process killed now would continue from. Kept apart from the machine's, which
     /// can move between evaluations (a list, a restore), so every difference is written.
@@ -48,15 +50,11 @@ struct Rev {
 }
 
 impl Rev {
+    /// Its Service; only called on a revision whose Revision object is in.
     fn service_key(&self) -> ServiceKey {
-        ServiceKey::new(&self.namespace, &self.service)
-    }
-
-    fn revision_name(&self) -> RevisionName {
-        RevisionName {
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
-        }
+        self.service
+            .clone()
+            .expect("a measured revision has a Service")
     }
 }
 
@@ -90,8 +88,7 @@ pub struct Tracker {
     autoscaler_cm: BTreeMap<String, String>,
     deployment_cm: BTreeMap<String, String>,
     defaults: ClusterDefaults,
-    revisions: Map<String, Rev>,
-    by_name: Map<RevisionName, String>,
+    revisions: Map<String, Box<Rev>>,
     /// Revision UIDs of each service, so a release's revisions are found without a scan.
     by_service: Map<ServiceKey, Vec<String>>,
     services: Map<ServiceKey, ServiceSnap>,
@@ -177,7 +174,7 @@ impl Tracker {
                 return out;
             }
             Observation::ServiceGone { namespace, name } => {
-                let key = ServiceKey { namespace, name };
+                let key = ServiceKey::new(&namespace, &name);
                 if self.services.remove(&key).is_some() {
                     match self.owners.remove(&key) {
                         // The next claimant speaks for the release now.
@@ -218,12 +215,13 @@ impl Tracker {
                             revision_uid: uid.clone(),
                         });
                     }
-                    self.by_name.remove(&rev.revision_name());
-                    if let Some(uids) = self.by_service.get_mut(&rev.service_key()) {
-                        uids.retain(|u| *u != uid);
+                    if let Some(key) = rev.service {
+                        if let Some(uids) = self.by_service.get_mut(&key) {
+                            uids.retain(|u| *u != uid);
+                        }
+                        self.dirty.insert(key.clone());
+                        self.dirty_reports.insert(key);
                     }
-                    self.dirty.insert(rev.service_key());
-                    self.dirty_reports.insert(rev.service_key());
                 }
                 return out;
             }
@@ -270,30 +268,23 @@ impl Tracker {
         let rev = self.revisions.entry(r.uid.clone()).or_default();
         rev.machine
             .revision_seen(r.created, stamp, &self.settings.thresholds);
-        rev.name = r.name.clone();
-        rev.namespace = r.namespace.clone();
-        rev.service = r.service.clone();
+        rev.name = r.name.into();
         rev.created = Some(r.created);
         rev.reachable = r.reachable;
         rev.annotations = r.annotations;
         rev.knobs = None;
-        self.by_name.insert(
-            RevisionName {
-                namespace: r.namespace.clone(),
-                name: r.name,
-            },
-            r.uid.clone(),
-        );
-        let uids = self
-            .by_service
-            .entry(ServiceKey::new(&r.namespace, &r.service))
-            .or_default();
+        let probe = ServiceKey::new(&r.namespace, &r.service);
+        let key = match self.by_service.get_key_value(&probe) {
+            Some((key, _)) => key.clone(),
+            None => probe,
+        };
+        let uids = self.by_service.entry(key.clone()).or_default();
         if !uids.contains(&r.uid) {
             uids.push(r.uid.clone());
         }
-        self.dirty.insert(ServiceKey::new(&r.namespace, &r.service));
-        self.dirty_reports
-            .insert(ServiceKey::new(&r.namespace, &r.service));
+        rev.service = Some(key.clone());
+        self.dirty.insert(key.clone());
+        self.dirty_reports.insert(key);
         r.uid
     }
 
@@ -339,7 +330,9 @@ impl Tracker {
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         for f in finished {
             let record = to_record(f, release.clone(), rev, uid);
-            rev.stats.record(&record, &self.settings.window, stamp.wall);
+            rev.stats
+                .get_or_insert_default()
+                .record(&record, &self.settings.window, stamp.wall);
             if !self.history_merged {
                 self.live.push(record.clone());
             }
@@ -498,7 +491,7 @@ impl Tracker {
             .get(key)
             .into_iter()
             .flatten()
-            .filter_map(|uid| self.revisions.get_key_value(uid))
+            .filter_map(|uid| self.revisions.get_key_value(uid).map(|(u, r)| (u, &**r)))
     }
 
     /// The active revisions: traffic targets with percent > 0, else the newest revision.
@@ -509,7 +502,7 @@ impl Tracker {
         }
         self.revisions_of(key)
             .max_by_key(|(_, r)| r.created)
-            .map(|(_, r)| vec![(r.name.as_str(), 100)])
+            .map(|(_, r)| vec![(&*r.name, 100)])
             .unwrap_or_default()
     }
 
@@ -532,7 +525,7 @@ impl Tracker {
             .iter()
             .filter_map(|(name, _)| {
                 self.revisions_of(key)
-                    .find(|(_, r)| r.name == *name)
+                    .find(|(_, r)| *r.name == **name)
                     .map(|(_, r)| r)
             })
             .collect();
@@ -553,7 +546,10 @@ impl Tracker {
             .map(Knobs::idle_timeout_upper_bound_seconds)
             .min()
             .unwrap_or(0);
-        let expected = revs.iter().filter_map(|r| r.stats.expected_ms()).max();
+        let expected = revs
+            .iter()
+            .filter_map(|r| r.stats.as_ref()?.expected_ms())
+            .max();
         f.scaling = Scaling {
             min_instances,
             idle_timeout_seconds: idle as f64,
@@ -616,8 +612,11 @@ impl Tracker {
         let mut revisions: Vec<_> = self
             .revisions_of(key)
             .map(|(uid, r)| {
-                let is_active = active.iter().any(|(n, _)| *n == r.name);
-                r.stats.report(&r.name, uid, is_active)
+                let is_active = active.iter().any(|(n, _)| **n == *r.name);
+                match &r.stats {
+                    Some(stats) => stats.report(&r.name, uid, is_active),
+                    None => RevisionStats::default().report(&r.name, uid, is_active),
+                }
             })
             .collect();
         revisions.sort_by(|a, b| b.revision.cmp(&a.revision));
@@ -639,7 +638,7 @@ fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {
     };
     WakeRecord {
         release,
-        revision: rev.name.clone(),
+        revision: rev.name.to_string(),
         revision_uid: uid.to_owned(),
         kind: f.kind,
         outcome: f.outcome,
@@ -651,20 +650,5 @@ fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {
         precision: f.precision,
         failure_reason,
         failure_message,
-    }
-}
-#[cfg(test)]
-mod sizes_tmp {
-    #[test]
-    fn sizes() {
-        use std::mem::size_of;
-        eprintln!("Rev {}", size_of::<super::Rev>());
-        eprintln!("Machine {}", size_of::<super::Machine>());
-        eprintln!("Stats {}", size_of::<super::RevisionStats>());
-        eprintln!("Knobs {}", size_of::<super::Knobs>());
-        eprintln!("Autoscaler {}", size_of::<crate::measure::machine::evidence_sizes::A>());
-        eprintln!("ServiceSnap {}", size_of::<super::ServiceSnap>());
-        eprintln!("Failure {}", size_of::<super::Failure>());
-        eprintln!("OutcomeCounts {}", size_of::<scaling_facts_api::OutcomeCounts>());
     }
 }

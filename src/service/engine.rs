@@ -256,10 +256,10 @@ impl Engine {
                     .into_iter()
                     .map(|r| RefusedClaim {
                         release: r.release,
-                        namespace: r.claimant.namespace,
-                        service: r.claimant.name,
-                        owner_namespace: r.owner.namespace,
-                        owner_service: r.owner.name,
+                        namespace: r.claimant.namespace.to_string(),
+                        service: r.claimant.name.to_string(),
+                        owner_namespace: r.owner.namespace.to_string(),
+                        owner_service: r.owner.name.to_string(),
                     })
                     .collect(),
             );
@@ -275,7 +275,7 @@ impl Engine {
             precision = %w.precision, failure_reason = w.failure_reason.as_deref(),
             requested_at = %w.requested_at.to_rfc3339(), "wake recorded"
         );
-        let (namespace, service) = (key.namespace.clone(), key.name.clone());
+        let (namespace, service) = (key.namespace.to_string(), key.name.to_string());
         self.metrics
             .wakes
             .get_or_create(&WakeLabels {

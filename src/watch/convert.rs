@@ -118,7 +118,9 @@ pub fn autoscaler(pa: &types::PodAutoscaler) -> Option<Observation> {
             version: version_number(pa.metadata.resource_version.as_deref()),
             desired: status.desired_scale,
             actual: status.actual_scale,
-            active: get(&status.conditions, "Active"),
+            // Its status, reason and time say all the machine reads; the message is
+            // dropped, as every revision of a fleet keeps its PA's last condition.
+            active: get(&status.conditions, "Active").map(|c| Cond { message: None, ..c }),
             initialized: get(&status.conditions, "ScaleTargetInitialized")
                 .is_some_and(|c| c.is(CondStatus::True)),
         },

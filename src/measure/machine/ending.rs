@@ -23,7 +23,7 @@ impl Machine {
         let Some(mut w) = self.wake.take() else {
             return;
         };
-        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued)
+        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued())
             && since.timestamp() >= w.requested.second() - 3
             && self.last.is_none_or(|l| since.timestamp() > l.start_second)
         {
@@ -49,8 +49,8 @@ impl Machine {
         let next_began = fell.filter(|&f| {
             let pa = self.pa.as_ref();
             let later = |c: Option<(DateTime<Utc>, At)>| c.is_some_and(|(s, _)| s.timestamp() > f);
-            later(pa.and_then(|p| p.active))
-                || later(pa.and_then(|p| p.queued))
+            later(pa.and_then(|p| p.active()))
+                || later(pa.and_then(|p| p.queued()))
                 || self
                     .pods
                     .iter()
@@ -79,7 +79,7 @@ impl Machine {
         // the first pod was created. If the wake ends before the pods come, it served at
         // the PA's word.
         let pa_serving = pa.and_then(|p| {
-            let (since, at) = p.active?;
+            let (since, at) = p.active()?;
             let s = since.timestamp();
             (s >= w.floor && s <= cut && p.actual().unwrap_or(0) > 0).then_some(at)
         });
@@ -106,7 +106,7 @@ impl Machine {
             return self.settle_quiet(now, ctx, out);
         }
         let timed_out = pa
-            .and_then(|p| p.timed_out)
+            .and_then(|p| p.timed_out())
             .filter(|(since, _)| since.timestamp() > w.start_second());
         // The pods Knative's timeout deletes still say why they never served, and so do
         // those gone before the PA's `TimedOut` arrived.
@@ -148,7 +148,7 @@ impl Machine {
         let idle = self
             .pa
             .as_ref()
-            .and_then(|p| p.idle)
+            .and_then(|p| p.idle())
             // After the start second: a scale-down just before a quick re-wake leaves a
             // `NoTraffic` of the same second, which is the last wake's end.
             .filter(|(since, _)| since.timestamp() > w.start_second())
@@ -199,7 +199,7 @@ impl Machine {
     /// reconcile that scales its Deployment, so within a second of the start; within one
     /// wake the condition keeps its `lastTransitionTime`.
     fn notice_requeued(&mut self, now: Stamp) {
-        let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued) else {
+        let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued()) else {
             return;
         };
         let Some(w) = self.wake.as_mut().filter(|w| w.superseded.is_none()) else {

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 
 use super::Thresholds;
 use super::dating::{At, Side};
-use crate::measure::observe::{Cond, CondStatus, Container, PaSnap, PodSnap, Stamp};
+use crate::measure::observe::{CondStatus, Container, PaSnap, PodSnap, Stamp};
 use scaling_facts_api::Failure;
 
 /// Waiting reasons that fail a wake at once.
@@ -103,18 +103,28 @@ impl Pod {
     }
 }
 
-/// A PodAutoscaler and when its `Active` condition last changed, by kind of change.
+/// A PodAutoscaler and when its `Active` condition last changed.
 #[derive(Debug, Clone, Default)]
 pub struct Autoscaler {
     pub snap: PaSnap,
+    /// The `Active` condition, when it is one the machine reads, with its
+    /// `lastTransitionTime` and the date it was first seen with. One at a time: the
+    /// condition is in one state, and a fleet holds one of these per revision, so the
+    /// four kinds share the slot.
+    transition: Option<(Activity, DateTime<Utc>, At)>,
+}
+
+/// The states of `Active` the machine reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Activity {
     /// `Active=Unknown Queued`: Knative is buffering requests for a wake.
-    pub queued: Option<(DateTime<Utc>, At)>,
+    Queued,
     /// `Active=True`.
-    pub active: Option<(DateTime<Utc>, At)>,
+    Active,
     /// `Active=False TimedOut`: Knative gave up on a wake.
-    pub timed_out: Option<(DateTime<Utc>, At)>,
+    TimedOut,
     /// `Active=False NoTraffic`: back at zero.
-    pub idle: Option<(DateTime<Utc>, At)>,
+    Idle,
 }
 
 impl Autoscaler {
@@ -122,25 +132,47 @@ impl Autoscaler {
     /// the date it was first seen with.
     pub fn update(&mut self, snap: PaSnap, stamp: Stamp, t: &Thresholds) {
         let late = t.late_event_tolerance;
-        let changed = |old: &Option<(DateTime<Utc>, At)>, c: &Cond, side| match (old, c.since) {
-            (Some((since, at)), Some(s)) if *since == s => Some((s, *at)),
-            (_, Some(s)) => Some((s, At::date(stamp, Some(s), side, late))),
-            (_, None) => None,
-        };
-        let c = snap.active.as_ref();
-        self.queued = c
-            .filter(|c| c.is(CondStatus::Unknown) && c.reason_is("Queued"))
-            .and_then(|c| changed(&self.queued, c, Side::Start));
-        self.active = c
-            .filter(|c| c.is(CondStatus::True))
-            .and_then(|c| changed(&self.active, c, Side::End));
-        self.timed_out = c
-            .filter(|c| c.is(CondStatus::False) && c.reason_is("TimedOut"))
-            .and_then(|c| changed(&self.timed_out, c, Side::End));
-        self.idle = c
-            .filter(|c| c.is(CondStatus::False) && c.reason_is("NoTraffic"))
-            .and_then(|c| changed(&self.idle, c, Side::End));
+        let now = snap.active.as_ref().and_then(|c| {
+            let (activity, side) = match c.status {
+                CondStatus::Unknown if c.reason_is("Queued") => (Activity::Queued, Side::Start),
+                CondStatus::True => (Activity::Active, Side::End),
+                CondStatus::False if c.reason_is("TimedOut") => (Activity::TimedOut, Side::End),
+                CondStatus::False if c.reason_is("NoTraffic") => (Activity::Idle, Side::End),
+                _ => return None,
+            };
+            Some((activity, c.since?, side))
+        });
+        self.transition = now.map(|(activity, since, side)| match self.transition {
+            Some((was, s, at)) if was == activity && s == since => (activity, since, at),
+            _ => (activity, since, At::date(stamp, Some(since), side, late)),
+        });
         self.snap = snap;
+    }
+
+    fn when(&self, activity: Activity) -> Option<(DateTime<Utc>, At)> {
+        self.transition
+            .filter(|(a, _, _)| *a == activity)
+            .map(|(_, since, at)| (since, at))
+    }
+
+    /// `Active=Unknown Queued`, since when and first seen when.
+    pub fn queued(&self) -> Option<(DateTime<Utc>, At)> {
+        self.when(Activity::Queued)
+    }
+
+    /// `Active=True`.
+    pub fn active(&self) -> Option<(DateTime<Utc>, At)> {
+        self.when(Activity::Active)
+    }
+
+    /// `Active=False TimedOut`.
+    pub fn timed_out(&self) -> Option<(DateTime<Utc>, At)> {
+        self.when(Activity::TimedOut)
+    }
+
+    /// `Active=False NoTraffic`.
+    pub fn idle(&self) -> Option<(DateTime<Utc>, At)> {
+        self.when(Activity::Idle)
     }
 
     /// `desiredScale` when known: absent or negative is unknown, never 0.

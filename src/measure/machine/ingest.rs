@@ -51,17 +51,17 @@ impl Machine {
         }
         let mut pa = self.pa.take().unwrap_or_default();
         let before = pa.desired();
-        let ended_before = [pa.idle, pa.timed_out].map(|c| c.map(|(since, _)| since));
+        let ended_before = [pa.idle(), pa.timed_out()].map(|c| c.map(|(since, _)| since));
         pa.update(snap, stamp, t);
         match (before, pa.desired()) {
             (Some(0), Some(n)) if n > 0 => {
-                let at = pa.queued.map_or(At::arrival(stamp), |(_, at)| at);
+                let at = pa.queued().map_or(At::arrival(stamp), |(_, at)| at);
                 self.edge(Stream::Autoscaler, true, at, stamp);
             }
             (Some(b), Some(0)) if b > 0 => {
                 // A fall found by a list is dated by the condition that changed with it
                 // (not one lingering from an earlier wake).
-                let at = [pa.idle, pa.timed_out]
+                let at = [pa.idle(), pa.timed_out()]
                     .into_iter()
                     .zip(ended_before)
                     .find_map(|(c, before)| c.filter(|(since, _)| Some(*since) != before))
@@ -119,7 +119,7 @@ impl Machine {
     /// outage): it is noted, for [`Machine::settle_quiet`] to record if no pod of it
     /// turns up to say more.
     fn missed_pa_wake(&mut self, pa: &Autoscaler, before: Option<DateTime<Utc>>, stamp: Stamp) {
-        let Some(((since, at), before)) = pa.idle.zip(before).filter(|((s, _), b)| s > b) else {
+        let Some(((since, at), before)) = pa.idle().zip(before).filter(|((s, _), b)| s > b) else {
             return;
         };
         let Some(w) = self.wake.as_ref() else {

@@ -80,7 +80,7 @@ impl Machine {
         // The PA's fall is dated by the condition it changed, when that came after this
         // wake began: an end the process may have died waiting to confirm.
         let pa_fell = self.pa.as_ref().and_then(|p| {
-            [p.idle, p.timed_out]
+            [p.idle(), p.timed_out()]
                 .into_iter()
                 .flatten()
                 .filter(|(since, _)| since.timestamp() >= start_second)
@@ -107,7 +107,7 @@ impl Machine {
         // reconcile that scales the Deployment, within a second). An initial start's
         // first `Queued` may come later: it was created without status.
         let floor = start_second - 1;
-        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued)
+        if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued())
             && since.timestamp() > start_second
             && (self.pods.iter().any(|p| {
                 p.snap.deleting && (floor..since.timestamp()).contains(&p.created_second())

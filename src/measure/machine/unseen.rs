@@ -19,7 +19,7 @@ impl Machine {
         }
         // Knative gave up on a wake while this process was not looking: its TimedOut is
         // newer than anything recorded, and came one activation timeout after the start.
-        if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out)
+        if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out())
             && self.last.is_some_and(|l| since.timestamp() > l.end_second)
             && !self.wants()
         {
@@ -87,7 +87,7 @@ impl Machine {
         let queued = self
             .pa
             .as_ref()
-            .and_then(|p| p.queued)
+            .and_then(|p| p.queued())
             .filter(|(since, _)| self.last.is_none_or(|l| since.timestamp() > l.start_second));
         // A PA active since the last wake ended (its serving period, not a new one) says
         // the revision never went back to zero: new pods are a scale-up of that period
@@ -95,7 +95,7 @@ impl Machine {
         let still_active = self
             .pa
             .as_ref()
-            .and_then(|p| p.active)
+            .and_then(|p| p.active())
             .is_some_and(|(since, _)| {
                 self.last
                     .is_some_and(|l| since.timestamp() <= l.end_second + 1)
@@ -180,7 +180,7 @@ impl Machine {
         let pa_active = self
             .pa
             .as_ref()
-            .and_then(|p| p.active)
+            .and_then(|p| p.active())
             .map(|(s, _)| s.timestamp());
         let new_period = match (self.last, pa_active) {
             (Some(l), Some(since)) => since > l.end_second + 1,

@@ -23,7 +23,6 @@ use chrono::Duration;
 
 use super::{Output, Tracker};
 use crate::measure::observe::{Observation, Stamp};
-use crate::measure::stats::RevisionStats;
 use crate::measure::wake::{OpenChange, OpenWake};
 use scaling_facts_api::{Precision, WakeRecord};
 
@@ -267,21 +266,22 @@ impl Tracker {
             if rev.name.is_empty()
                 && let Some(w) = kept.first()
             {
-                rev.name = w.revision.clone();
+                rev.name = w.revision.as_str().into();
             }
             // Rebuilt from every wake of the revision, so what this process recorded
             // before and the history land in order, once.
-            rev.stats = RevisionStats::default();
-            rev.stats
-                .record_all(kept.iter(), &self.settings.window, stamp.wall);
+            rev.stats.insert(Box::default()).record_all(
+                kept.iter(),
+                &self.settings.window,
+                stamp.wall,
+            );
             for w in &kept {
                 let end = w
                     .serving_at
                     .unwrap_or(w.requested_at + Duration::milliseconds(w.duration_ms as i64));
                 rev.machine.restore(w.start_second, w.outcome, end);
             }
-            if !rev.service.is_empty() {
-                let key = rev.service_key();
+            if let Some(key) = rev.service.clone() {
                 self.dirty.insert(key.clone());
                 self.dirty_reports.insert(key);
             }
