@@ -210,9 +210,11 @@ pub struct Machine {
     /// A whole wake that rose and fell unseen, noticed while none was open (see
     /// [`Machine::missed_pa_wake`]); recorded once the lists had time to show its pods.
     unseen: Option<Box<Unseen>>,
-    last: Option<Closed>,
+    // Boxed, as are the others below that only a revision that woke (or was seen being
+    // created) has: a fleet is mostly revisions that never did.
+    last: Option<Box<Closed>>,
     /// The last failure, shown as `unavailable` until a new wake starts.
-    failure: Option<Failure>,
+    failure: Option<Box<Failure>>,
     /// A pod of this revision served: its initial start is over.
     served_before: bool,
     /// The second it was first seen wanting zero pods before ever serving: its first
@@ -227,10 +229,21 @@ pub struct Machine {
     recorded: VecDeque<i64>,
     created: Option<DateTime<Utc>>,
     /// The revision's creation, seen as it happened.
-    created_live: Option<At>,
+    created_live: Option<Box<At>>,
 }
 
 impl Machine {
+    /// The revision's creation; None until its Revision object is in, which a
+    /// revision's measuring waits for.
+    pub fn created(&self) -> Option<DateTime<Utc>> {
+        self.created
+    }
+
+    /// The last wake that ended.
+    fn last(&self) -> Option<Closed> {
+        self.last.as_deref().copied()
+    }
+
     /// Applies what is known at `now`; returns every wake that ended, in order.
     pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
         let mut out = Vec::new();
@@ -238,9 +251,13 @@ impl Machine {
             self.born_at_zero = true;
             self.saw_zero(now.wall.timestamp());
         }
+        // Falls owed to no wake, seen while none was open: a wake found underway from its
+        // evidence below (at the sync, say) may have ended with one of them.
+        let mut quiet_falls: [Option<At>; 2] = [None; 2];
         for edge in std::mem::take(&mut self.edges) {
             let s = edge.stream as usize;
             if edge.rise {
+                quiet_falls[s] = None;
                 self.rise(edge.stream, edge.at, now, ctx, &mut out);
                 if let Some(w) = self.wake.as_mut().filter(|w| self.claimed[s] == w.id)
                     && edge.stream == Stream::Autoscaler
@@ -253,7 +270,14 @@ impl Machine {
                 // not fallen since: a stream behind the others shows an older wake's fall
                 // after a newer wake opened, or even closed.
                 let owed = self.owed(edge.stream);
-                let current = self.wake.as_ref().map(|w| w.id).or(self.last.map(|l| l.id));
+                if self.wake.is_none() && !owed {
+                    quiet_falls[s] = Some(edge.at);
+                }
+                let current = self
+                    .wake
+                    .as_ref()
+                    .map(|w| w.id)
+                    .or(self.last().map(|l| l.id));
                 self.fell_during[s] = if owed { claimed } else { current.unwrap_or(0) };
                 let during = self.wake.as_ref().map(|w| w.id) == Some(self.fell_during[s]);
                 if let Some(w) = self.wake.as_mut().filter(|_| during && !owed) {
@@ -271,7 +295,7 @@ impl Machine {
                 }
             }
         }
-        self.settle(now, ctx, &mut out);
+        self.settle(now, ctx, quiet_falls, &mut out);
         out
     }
 
@@ -320,7 +344,7 @@ impl Machine {
             // when a stream first fell, even if another had not shown its fall yet.
             let end = w.ending.or(w.first_fall).unwrap_or(at);
             self.close_unserved(end, now, out);
-        } else if let Some(l) = self.last
+        } else if let Some(l) = self.last()
             && self.claimed[s] < l.id
             && self.fell_during[s] != l.id
             && (l
@@ -349,7 +373,7 @@ impl Machine {
         // Opened by an arrival that does not date it (a list): its pods may be older than
         // the arrival, back to when its streams were last seen at zero or the last wake
         // ended.
-        let floor = match (at.exact, after, self.last) {
+        let floor = match (at.exact, after, self.last()) {
             (false, Some(a), _) => a.timestamp(),
             (false, None, Some(l)) => l.end_second + i64::from(l.served),
             _ => requested.second() - 1,
@@ -384,7 +408,7 @@ impl Machine {
     /// wake ended, less the spread of the KPA's two writes of one reconcile (the other
     /// stream may have risen that much before).
     fn began_after(&self, at: At) -> Option<DateTime<Utc>> {
-        let since = self.last.map_or(i64::MIN, |l| l.end_second);
+        let since = self.last().map_or(i64::MIN, |l| l.end_second);
         let zero = self
             .zero_seen
             .iter()

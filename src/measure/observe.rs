@@ -64,8 +64,9 @@ pub enum CondStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cond {
     pub status: CondStatus,
-    pub reason: Option<String>,
-    pub message: Option<String>,
+    // Boxed strings: conditions are kept for every pod and PodAutoscaler, and never grow.
+    pub reason: Option<Box<str>>,
+    pub message: Option<Box<str>>,
     /// `lastTransitionTime`, whole seconds.
     pub since: Option<DateTime<Utc>>,
 }

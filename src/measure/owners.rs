@@ -62,6 +62,8 @@ impl Owners {
             key: key.clone(),
         };
         let at = claims.binary_search(&claim).unwrap_or_else(|i| i);
+        // Almost every release has one claimant: no room for more until a second comes.
+        claims.reserve_exact(1);
         claims.insert(at, claim);
         self.changed |= claims.len() > 1;
         let after = claims.first().map(|c| c.key.clone());

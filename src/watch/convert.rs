@@ -48,8 +48,16 @@ fn cond(c: &Condition) -> Cond {
             "False" => CondStatus::False,
             _ => CondStatus::Unknown,
         },
-        reason: c.reason.clone().filter(|r| !r.is_empty()),
-        message: c.message.clone().filter(|m| !m.is_empty()),
+        reason: c
+            .reason
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map(Into::into),
+        message: c
+            .message
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .map(Into::into),
         since: c.last_transition_time.as_ref().map(time),
     }
 }

@@ -22,6 +22,46 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // The first start during a replacement, the pods' list late.
+        Case {
+            first_start: Some(FirstStart {
+                at: 21504,
+                lists: [0, 0, 0, 0, 658],
+            }),
+            ..case(
+                12230679601267587274,
+                vec![Replace],
+                [0, 0, 0, 34, 0],
+                vec![],
+            )
+        },
+        // An outage across the end of the second of two aborted wakes.
+        case(
+            8391599604276535224,
+            vec![ScaleUp, Served, Aborted, Aborted],
+            [0; 5],
+            vec![Fault::Outage {
+                at: 51064,
+                gap: 2613,
+            }],
+        ),
+        // Two aborted wakes of a revision born at zero, its first start listed while the
+        // pods' list lags.
+        Case {
+            first_start: Some(FirstStart {
+                at: 15268,
+                lists: [0, 0, 490, 0, 0],
+            }),
+            born_at_zero: true,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                1671894869755918915,
+                vec![Aborted, Aborted, Served],
+                [0, 0, 0, 0, 20],
+                vec![],
+            )
+        },
         // A relist of the pods during a scale-up of a serving revision whose pod was never
         // seen ready: the new pods are more of that serving period, not a wake.
         Case {

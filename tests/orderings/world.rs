@@ -150,7 +150,7 @@ impl World {
     fn cond(&self, status: CondStatus, reason: Option<&str>, t: i64) -> Cond {
         Cond {
             status,
-            reason: reason.map(str::to_owned),
+            reason: reason.map(Into::into),
             message: None,
             since: Some(self.sec(t)),
         }

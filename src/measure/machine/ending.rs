@@ -12,20 +12,30 @@ use scaling_facts_api::{Outcome, PhaseDurations, Precision, WakeKind};
 
 impl Machine {
     /// Moves the open wake on with what the objects show now.
-    pub(super) fn settle(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+    /// `quiet_falls`: falls of this evaluation owed to no wake, see
+    /// [`Machine::settle_quiet`].
+    pub(super) fn settle(
+        &mut self,
+        now: Stamp,
+        ctx: &Ctx,
+        quiet_falls: [Option<At>; 2],
+        out: &mut Vec<Finished>,
+    ) {
         self.notice_requeued(now);
         if let Some(end) = self.wake.as_ref().and_then(|w| w.superseded) {
             self.close_superseded(end, now, out);
         }
         if self.wake.is_none() {
-            self.settle_quiet(now, ctx, out);
+            self.settle_quiet(now, ctx, quiet_falls, out);
         }
         let Some(mut w) = self.wake.take() else {
             return;
         };
         if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued())
             && since.timestamp() >= w.requested.second() - 3
-            && self.last.is_none_or(|l| since.timestamp() > l.start_second)
+            && self
+                .last()
+                .is_none_or(|l| since.timestamp() > l.start_second)
         {
             w.queued.get_or_insert(since.timestamp());
             w.evidence = true;
@@ -62,9 +72,19 @@ impl Machine {
         let tried = move |p: &&Pod| (floor..=cut).contains(&p.created_second());
         let mine = move |p: &&Pod| !p.snap.deleting && tried(p);
         let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
-        w.evidence |= first.is_some();
+        // One already being removed that never ran was still made for this wake: it
+        // tells the wake happened, and began by then, when an outage hid all but its
+        // removal. One that ran may have served a period no stream showed.
+        let first_made = self
+            .pods
+            .iter()
+            .filter(tried)
+            .filter(|p| !p.snap.deleting || (!p.snap.running && p.ready.is_none()))
+            .map(|p| p.snap.created)
+            .min();
+        w.evidence |= first_made.is_some();
         if !w.requested.exact
-            && let Some(first) = first
+            && let Some(first) = first_made
         {
             w.requested = w.requested.earliest(w.requested.shifted(first));
         }
@@ -103,7 +123,7 @@ impl Machine {
         if let Some(end) = w.first_fall.filter(|_| next_began.is_some()) {
             self.wake = Some(w);
             self.close_unserved(end, now, out);
-            return self.settle_quiet(now, ctx, out);
+            return self.settle_quiet(now, ctx, quiet_falls, out);
         }
         let timed_out = pa
             .and_then(|p| p.timed_out())
@@ -135,7 +155,7 @@ impl Machine {
             let end = timed_out.map_or(At::arrival(now), |(_, at)| at);
             let phases = self.phases(&w);
             out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
-            self.failure = Some(f.clone());
+            self.failure = Some(Box::new(f.clone()));
             w.failed = Some(f);
         }
         if self.wants() {
@@ -184,7 +204,7 @@ impl Machine {
             let phases = self.phases(&w);
             let f = gave_up();
             out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
-            self.failure = Some(f.clone());
+            self.failure = Some(Box::new(f.clone()));
             w.failed = Some(f);
             self.wake = Some(w);
             return self.close(None, end, now, out);
@@ -255,13 +275,13 @@ impl Machine {
                 self.last_recorded_serving = Some(end.wall);
             }
         }
-        self.last = Some(Closed {
+        self.last = Some(Box::new(Closed {
             id: w.id,
             start_second: w.start_second().min(w.requested.second()),
             end_second: end.second(),
             served: outcome == Some(Outcome::Served),
             closed: Some(now.mono),
-        });
+        }));
     }
 
     /// The earliest object second that bounds the wake's start: the `Queued` transition,

@@ -14,7 +14,7 @@ impl Machine {
     pub fn revision_seen(&mut self, created: DateTime<Utc>, stamp: Stamp, t: &Thresholds) {
         if self.created.is_none() {
             let at = At::date(stamp, Some(created), Side::Start, t.late_event_tolerance);
-            self.created_live = at.exact.then_some(at);
+            self.created_live = at.exact.then(|| Box::new(at));
         }
         self.created = Some(created);
     }
@@ -126,7 +126,7 @@ impl Machine {
             // A fall seen on another stream and its `NoTraffic` may straddle a second:
             // a condition no newer than that is the last wake's own.
             if self
-                .last
+                .last()
                 .is_none_or(|l| since.timestamp() > l.end_second + 1)
             {
                 self.unseen = Some(Box::new(Unseen {

@@ -21,15 +21,15 @@ impl Machine {
             // for a revision that never served (its first start failed).
             self.seen_at_zero.get_or_insert(end.timestamp());
         }
-        if self.last.is_none_or(|l| l.start_second < start_second) {
+        if self.last().is_none_or(|l| l.start_second < start_second) {
             self.next_id += 1;
-            self.last = Some(Closed {
+            self.last = Some(Box::new(Closed {
                 id: self.next_id,
                 start_second,
                 end_second: end.timestamp(),
                 served: outcome == Outcome::Served,
                 closed: None,
-            });
+            }));
         }
     }
 
@@ -37,7 +37,7 @@ impl Machine {
     /// the last wake's serving period: the fall it shows next is that wake's, even if a
     /// newer wake has begun by the time it arrives.
     pub fn listed(&mut self) {
-        if let Some(l) = self.last.filter(|_| self.wake.is_none())
+        if let Some(l) = self.last().filter(|_| self.wake.is_none())
             && self.pods.iter().any(|p| p.snap.serving())
         {
             for (s, level) in self.levels().into_iter().enumerate() {

@@ -56,7 +56,7 @@ impl Machine {
             actual,
             serving_since,
             wake,
-            failure: self.failure.clone(),
+            failure: self.failure.as_deref().cloned(),
         }
     }
 }

@@ -29,7 +29,7 @@ fn ctx() -> Ctx {
 fn cond(status: CondStatus, reason: Option<&str>, since: DateTime<Utc>) -> Cond {
     Cond {
         status,
-        reason: reason.map(str::to_owned),
+        reason: reason.map(Into::into),
         message: None,
         since: Some(since),
     }

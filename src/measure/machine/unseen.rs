@@ -13,14 +13,22 @@ use scaling_facts_api::{Outcome, WakeKind};
 
 impl Machine {
     /// No rise explains what the objects show: a wake underway, or one already served.
-    pub(super) fn settle_quiet(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+    pub(super) fn settle_quiet(
+        &mut self,
+        now: Stamp,
+        ctx: &Ctx,
+        quiet_falls: [Option<At>; 2],
+        out: &mut Vec<Finished>,
+    ) {
         if self.pods.iter().any(|p| p.snap.serving()) {
             return self.settle_serving(now, ctx, out);
         }
         // Knative gave up on a wake while this process was not looking: its TimedOut is
         // newer than anything recorded, and came one activation timeout after the start.
         if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out())
-            && self.last.is_some_and(|l| since.timestamp() > l.end_second)
+            && self
+                .last()
+                .is_some_and(|l| since.timestamp() > l.end_second)
             && !self.wants()
         {
             let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
@@ -35,9 +43,9 @@ impl Machine {
                     out.extend(self.finish(&w, Outcome::Failed, at, Some(failure.clone()), phases));
                     self.wake = Some(w);
                 }
-                self.failure = Some(failure);
+                self.failure = Some(Box::new(failure));
                 let end = at;
-                self.wake.as_mut().expect("opened").failed = self.failure.clone();
+                self.wake.as_mut().expect("opened").failed = self.failure.as_deref().cloned();
                 return self.close(None, end, now, out);
             }
         }
@@ -45,7 +53,7 @@ impl Machine {
         // whose end fell in its downtime): Knative went back to `NoTraffic` after the last
         // wake (or after the revision was first seen at zero, for one never woken), and a
         // pod that never served is being removed.
-        if let Some(quiet) = self.last.map(|l| l.end_second).or(self.seen_at_zero)
+        if let Some(quiet) = self.last().map(|l| l.end_second).or(self.seen_at_zero)
             && let Some(idle) = self.pa.as_ref().and_then(|p| p.snap.active.clone())
             && idle.reason_is("NoTraffic")
             && let Some(since) = idle.since.filter(|s| s.timestamp() > quiet)
@@ -83,12 +91,15 @@ impl Machine {
         {
             return self.record_unseen(now, ctx, out);
         }
-        let after_last = |second: i64| self.last.is_none_or(|l| second > l.end_second);
+        let after_last = |second: i64| self.last().is_none_or(|l| second > l.end_second);
         let queued = self
             .pa
             .as_ref()
             .and_then(|p| p.queued())
-            .filter(|(since, _)| self.last.is_none_or(|l| since.timestamp() > l.start_second));
+            .filter(|(since, _)| {
+                self.last()
+                    .is_none_or(|l| since.timestamp() > l.start_second)
+            });
         // A PA active since the last wake ended (its serving period, not a new one) says
         // the revision never went back to zero: new pods are a scale-up of that period
         // (the pods that served it may just not have been seen ready), not a wake.
@@ -97,7 +108,7 @@ impl Machine {
             .as_ref()
             .and_then(|p| p.active())
             .is_some_and(|(since, _)| {
-                self.last
+                self.last()
                     .is_some_and(|l| since.timestamp() <= l.end_second + 1)
             });
         let pending = self
@@ -134,7 +145,7 @@ impl Machine {
             // the fall and rise it has yet to show are that wake's end and this one's
             // start. A PA that queued after the last wake began wants for this one.
             let id = self.next_id;
-            let last = self.last.map(|l| l.id);
+            let last = self.last().map(|l| l.id);
             let stale = |m: &Self, s: Stream| m.owed(s) && Some(m.claimed[s as usize]) == last;
             let dep = self.stream_wants(Stream::Deployment) && !stale(self, Stream::Deployment);
             let pa = self.stream_wants(Stream::Autoscaler)
@@ -144,6 +155,24 @@ impl Machine {
             }
             if pa {
                 self.claimed[Stream::Autoscaler as usize] = id;
+            }
+            // A stream at zero that fell, owed to no wake, since this wake began: a list
+            // showed it wanting pods for this wake and its watch the fall, which ended it.
+            // Its next rise is the next wake's, not this one's joining late.
+            let start_second = self.wake.as_ref().map_or(i64::MAX, |w| w.start_second());
+            for stream in [Stream::Deployment, Stream::Autoscaler] {
+                let s = stream as usize;
+                let Some(fall) = quiet_falls[s]
+                    .filter(|f| f.second() >= start_second && !self.stream_wants(stream))
+                else {
+                    continue;
+                };
+                self.claimed[s] = id;
+                self.fell_during[s] = id;
+                if let Some(w) = self.wake.as_mut() {
+                    w.fell[s] = true;
+                    w.first_fall = Some(w.first_fall.map_or(fall, |f| f.earliest(fall)));
+                }
             }
         }
     }
@@ -182,7 +211,7 @@ impl Machine {
             .as_ref()
             .and_then(|p| p.active())
             .map(|(s, _)| s.timestamp());
-        let new_period = match (self.last, pa_active) {
+        let new_period = match (self.last(), pa_active) {
             (Some(l), Some(since)) => since > l.end_second + 1,
             _ => false,
         };
@@ -192,14 +221,14 @@ impl Machine {
                 || self
                     .last_recorded_serving
                     .is_some_and(|l| p.snap.created <= l)
-                || self.last.is_some_and(|l| {
+                || self.last().is_some_and(|l| {
                     (l.start_second - 1..=l.end_second).contains(&p.created_second())
                 })
         };
         let continuing = !new_period
             && (self.pods.iter().any(|p| p.snap.serving() && explained(p))
                 || self
-                    .last
+                    .last()
                     .is_some_and(|l| pa_active.is_some_and(|s| s <= l.end_second + 1)));
         // A serving pod nothing explains is a period this process did not see begin; it
         // served when its first pod did, even one already being removed (a list can meet
@@ -248,7 +277,7 @@ impl Machine {
 
     /// The revision's creation as a start, as seen from `at`'s clock.
     pub(super) fn created_at(&self, at: At) -> Option<At> {
-        self.created_live.or_else(|| {
+        self.created_live.as_deref().copied().or_else(|| {
             let c = self.created?;
             let back = (at.wall - c).to_std().unwrap_or_default();
             Some(At {

@@ -186,14 +186,13 @@ impl Tracker {
             open: got.open,
             retracted,
         };
-        // Each revision's wake underway is the new tracker's.
         // Each revision's wake underway is the new tracker's: every row this process or
         // the history holds is rewritten or closed.
         let mut uids: BTreeSet<String> = self
             .revisions
             .iter()
             .filter(|(_, r)| r.stored_open.is_some())
-            .map(|(u, _)| u.clone())
+            .map(|(u, _)| u.to_string())
             .collect();
         uids.extend(open.iter().map(|o| o.revision_uid.clone()));
         uids.extend(
@@ -201,12 +200,12 @@ impl Tracker {
                 .revisions
                 .iter()
                 .filter(|(_, r)| r.stored_open.is_some() || r.machine.open_wake().is_some())
-                .map(|(u, _)| u.clone()),
+                .map(|(u, _)| u.to_string()),
         );
         for uid in uids {
             let open_now = fresh
                 .revisions
-                .get(&uid)
+                .get(uid.as_str())
                 .and_then(|r| r.machine.open_wake());
             // Before the lists are all in, a stored wake underway waits to be continued at
             // the sync: its row stays as stored. Closing it here would leave nothing to
@@ -215,8 +214,8 @@ impl Tracker {
             if open_now.is_none() && pending {
                 continue;
             }
-            if let Some(rev) = fresh.revisions.get_mut(&uid) {
-                rev.stored_open = open_now;
+            if let Some(rev) = fresh.revisions.get_mut(uid.as_str()) {
+                rev.stored_open = open_now.map(Box::new);
             }
             out.open.push(match open_now {
                 Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
@@ -262,7 +261,7 @@ impl Tracker {
                 tracing::info!(revision_uid = %uid, start_second, "a second record of one wake is retracted");
                 out.retracted.push((uid.clone(), start_second));
             }
-            let rev = self.revisions.entry(uid.clone()).or_default();
+            let rev = super::rev_entry(&mut self.revisions, &uid);
             if rev.name.is_empty()
                 && let Some(w) = kept.first()
             {
@@ -314,7 +313,7 @@ impl Tracker {
             let measured_since = measured
                 .get(&o.revision_uid)
                 .is_some_and(|s| *s >= o.start_second - SAME_START_SECONDS);
-            let Some(rev) = self.revisions.get(&o.revision_uid) else {
+            let Some(rev) = self.revisions.get(o.revision_uid.as_str()) else {
                 out.open.push(OpenChange::Closed {
                     revision_uid: o.revision_uid.clone(),
                 });
@@ -324,7 +323,7 @@ impl Tracker {
                 continue;
             }
             if measured_since {
-                if let Some(rev) = self.revisions.get_mut(&o.revision_uid) {
+                if let Some(rev) = self.revisions.get_mut(o.revision_uid.as_str()) {
                     rev.stored_open = None;
                 }
                 out.open.push(OpenChange::Closed {
