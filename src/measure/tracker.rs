@@ -18,12 +18,12 @@ use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
-use super::wake::{OpenChange, OpenWake};
+use super::wake::{OpenChange, OpenWake, Underway};
+use scaling_facts_api::WakeRecord;
 use scaling_facts_api::{
     ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
     WakeProgress,
 };
-use scaling_facts_api::{WakeKind, WakeRecord};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrackerSettings {
@@ -49,7 +49,7 @@ struct Rev {
     /// The wake underway as last handed to the store (kind, request, start second): what
     /// a process killed now would continue from. Kept apart from the machine's, which
     /// can move between evaluations (a list, a restore), so every difference is written.
-    stored_open: Option<Box<(WakeKind, DateTime<Utc>, i64)>>,
+    stored_open: Option<Box<Underway>>,
 }
 
 impl Rev {
@@ -317,12 +317,7 @@ impl Tracker {
         if rev.stored_open.as_deref() != open_after.as_ref() {
             rev.stored_open = open_after.map(Box::new);
             out.open.push(match open_after {
-                Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
-                    revision_uid: uid.to_owned(),
-                    kind,
-                    start_second,
-                    requested_at,
-                }),
+                Some(u) => OpenChange::Opened(OpenWake::new(uid, u)),
                 None => OpenChange::Closed {
                     revision_uid: uid.to_owned(),
                 },
@@ -391,9 +386,8 @@ impl Tracker {
             .revisions
             .get_mut(o.revision_uid.as_str())
             .expect("looked up above");
-        rev.machine
-            .restore_open(o.kind, o.requested_at, o.start_second, stamp, &ctx);
-        rev.stored_open = Some(Box::new((o.kind, o.requested_at, o.start_second)));
+        rev.machine.restore_open(o.underway(), stamp, &ctx);
+        rev.stored_open = Some(Box::new(o.underway()));
         true
     }
 
@@ -408,15 +402,7 @@ impl Tracker {
         let mut open: Vec<OpenWake> = self
             .revisions
             .iter()
-            .filter_map(|(uid, r)| {
-                let (kind, requested_at, start_second) = r.machine.open_wake()?;
-                Some(OpenWake {
-                    revision_uid: uid.to_string(),
-                    kind,
-                    start_second,
-                    requested_at,
-                })
-            })
+            .filter_map(|(uid, r)| Some(OpenWake::new(uid, r.machine.open_wake()?)))
             .collect();
         open.extend(
             self.restored_open

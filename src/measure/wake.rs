@@ -18,6 +18,41 @@ pub struct OpenWake {
     pub kind: WakeKind,
     pub start_second: i64,
     pub requested_at: DateTime<Utc>,
+    /// When the first of its streams fell, as the machine waits out the abort's grace
+    /// for a late pod: a process killed then still knows the end, which the cluster
+    /// may not show once the next wake began.
+    #[serde(default)]
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+impl OpenWake {
+    pub fn new(revision_uid: &str, u: Underway) -> Self {
+        Self {
+            revision_uid: revision_uid.to_owned(),
+            kind: u.kind,
+            start_second: u.start_second,
+            requested_at: u.requested_at,
+            ended_at: u.ended_at,
+        }
+    }
+
+    pub fn underway(&self) -> Underway {
+        Underway {
+            kind: self.kind,
+            requested_at: self.requested_at,
+            start_second: self.start_second,
+            ended_at: self.ended_at,
+        }
+    }
+}
+
+/// A revision's wake underway as its machine knows it, without the revision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Underway {
+    pub kind: WakeKind,
+    pub requested_at: DateTime<Utc>,
+    pub start_second: i64,
+    pub ended_at: Option<DateTime<Utc>>,
 }
 
 /// A change to the wakes underway, for the store.

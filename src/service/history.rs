@@ -145,6 +145,7 @@ mod tests {
             kind: WakeKind::Wake,
             start_second: s,
             requested_at: chrono::DateTime::from_timestamp(s, 0).unwrap(),
+            ended_at: None,
         }
     }
 

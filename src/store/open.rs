@@ -13,15 +13,17 @@ impl Store {
         match change {
             OpenChange::Opened(w) => {
                 sqlx::query(
-                    "INSERT INTO open_wakes (revision_uid, kind, start_second, requested_ms) \
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (revision_uid) DO UPDATE SET \
+                    "INSERT INTO open_wakes \
+                     (revision_uid, kind, start_second, requested_ms, ended_ms) \
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_uid) DO UPDATE SET \
                      kind = excluded.kind, start_second = excluded.start_second, \
-                     requested_ms = excluded.requested_ms",
+                     requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms",
                 )
                 .bind(&w.revision_uid)
                 .bind(w.kind.as_str())
                 .bind(w.start_second)
                 .bind(w.requested_at.timestamp_millis())
+                .bind(w.ended_at.map(|e| e.timestamp_millis()))
                 .execute(self.pool())
                 .await?;
             }
@@ -38,7 +40,7 @@ impl Store {
     /// Every wake underway when the last process stopped.
     pub async fn open_wakes(&self) -> Result<Vec<OpenWake>, StoreError> {
         let rows = sqlx::query(
-            "SELECT revision_uid, kind, start_second, requested_ms FROM open_wakes \
+            "SELECT revision_uid, kind, start_second, requested_ms, ended_ms FROM open_wakes \
              ORDER BY revision_uid",
         )
         .fetch_all(self.pool())
@@ -53,6 +55,10 @@ impl Store {
                         .map_err(|e| StoreError::corrupt("open_wakes.kind", e))?,
                     start_second: row.try_get(2)?,
                     requested_at: time_of("open_wakes.requested_ms", row.try_get(3)?)?,
+                    ended_at: row
+                        .try_get::<Option<i64>, _>(4)?
+                        .map(|ms| time_of("open_wakes.ended_ms", ms))
+                        .transpose()?,
                 })
             })
             .collect()

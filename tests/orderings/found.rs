@@ -22,6 +22,40 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // A restart during an aborted wake, the Deployment's and PA's streams lagging.
+        case(
+            474467284536890035,
+            vec![Aborted],
+            [0, 0, 160, 389, 0],
+            vec![Fault::Restart {
+                at: 14683,
+                down: 222,
+            }],
+        ),
+        // A restart right after a wake began, its history late, then another restart
+        // whose history comes while the lists do.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                18439770007666568774,
+                vec![Served, Aborted, Served],
+                [0; 5],
+                vec![
+                    Fault::LateHistory {
+                        at: 19271,
+                        down: 200,
+                        after: 0,
+                    },
+                    Fault::MidListHistory {
+                        at: 24899,
+                        down: 200,
+                        listed: 1,
+                    },
+                ],
+            )
+        },
         // The first start during a replacement, the pods' list late.
         Case {
             first_start: Some(FirstStart {

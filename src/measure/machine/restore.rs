@@ -7,6 +7,7 @@ use super::dating::At;
 use super::evidence::Autoscaler;
 use super::{Closed, Ctx, Finished, Machine, Stream, remember};
 use crate::measure::observe::Stamp;
+use crate::measure::wake::Underway;
 use scaling_facts_api::{Outcome, WakeKind};
 
 impl Machine {
@@ -57,14 +58,13 @@ impl Machine {
     }
 
     /// A wake the previous process had underway; continued once the lists are in.
-    pub fn restore_open(
-        &mut self,
-        kind: WakeKind,
-        requested_at: DateTime<Utc>,
-        start_second: i64,
-        now: Stamp,
-        ctx: &Ctx,
-    ) {
+    pub fn restore_open(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
+        let Underway {
+            kind,
+            requested_at,
+            start_second,
+            ended_at,
+        } = u;
         if self.wake.is_some() {
             return;
         }
@@ -74,6 +74,8 @@ impl Machine {
             w.queued = Some(start_second);
             w.floor = w.floor.min(start_second - 1);
             w.evidence = true;
+            // Its streams had fallen, and the last process died waiting out the grace.
+            w.first_fall = ended_at.map(|e| At::back_from(now, e));
         }
         // The lists are fresh: whatever wants pods now rose for it before the restart,
         // and whatever is back at zero already rose and fell for it.
@@ -97,7 +99,7 @@ impl Machine {
                 if s == Stream::Autoscaler as usize
                     && let Some(at) = pa_fell
                 {
-                    w.first_fall.get_or_insert(at);
+                    w.first_fall = Some(w.first_fall.map_or(at, |f| f.earliest(at)));
                 }
             }
         }
@@ -146,8 +148,15 @@ impl Machine {
     }
 
     /// The wake underway, unless it was already recorded as failed.
-    pub fn open_wake(&self) -> Option<(WakeKind, DateTime<Utc>, i64)> {
+    pub fn open_wake(&self) -> Option<Underway> {
         let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
-        Some((w.kind, w.requested.wall, w.start_second()))
+        Some(Underway {
+            kind: w.kind,
+            requested_at: w.requested.wall,
+            start_second: w.start_second(),
+            // A stream's fall, not the machine's `ending`, which may be a stream that has
+            // not shown its rise yet.
+            ended_at: w.first_fall.map(|f| f.wall),
+        })
     }
 }

@@ -218,12 +218,7 @@ impl Tracker {
                 rev.stored_open = open_now.map(Box::new);
             }
             out.open.push(match open_now {
-                Some((kind, requested_at, start_second)) => OpenChange::Opened(OpenWake {
-                    revision_uid: uid.clone(),
-                    kind,
-                    start_second,
-                    requested_at,
-                }),
+                Some(u) => OpenChange::Opened(OpenWake::new(&uid, u)),
                 None => OpenChange::Closed {
                     revision_uid: uid.clone(),
                 },

@@ -244,9 +244,12 @@ fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
         now,
     );
     f.m.restore_open(
-        WakeKind::Wake,
-        f.second(41_000),
-        f.second(41_000).timestamp(),
+        crate::measure::wake::Underway {
+            kind: WakeKind::Wake,
+            requested_at: f.second(41_000),
+            start_second: f.second(41_000).timestamp(),
+            ended_at: None,
+        },
         now,
         &ctx(),
     );
