@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -176,7 +176,7 @@ impl FactsBook {
     /// Drops a release's channel if nobody holds it: for a subscription that was not
     /// kept (an unknown release), so that asking cannot grow the map.
     pub fn unsubscribe_release(&self, release: &str) {
-        let mut channels = self.by_release.lock().unwrap_or_else(|e| e.into_inner());
+        let mut channels = self.channels();
         if channels
             .get(release)
             .is_some_and(|tx| tx.receiver_count() == 0)
@@ -187,15 +187,12 @@ impl FactsBook {
 
     /// How many releases have a channel of their own.
     pub fn release_channels(&self) -> usize {
-        self.by_release
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
+        self.channels().len()
     }
 
     /// One release's changes.
     pub fn subscribe_release(&self, release: &str) -> broadcast::Receiver<Arc<Change>> {
-        let mut channels = self.by_release.lock().unwrap_or_else(|e| e.into_inner());
+        let mut channels = self.channels();
         match channels.get(release) {
             Some(tx) => tx.subscribe(),
             None => {
@@ -239,16 +236,16 @@ impl FactsBook {
             rendered: OnceLock::new(),
         });
         {
-            let mut channels = self.by_release.lock().unwrap_or_else(|e| e.into_inner());
+            let mut channels = self.channels();
             if let Some(tx) = channels.get(&change.release) {
-                if tx.receiver_count() == 0 {
-                    channels.remove(&change.release);
-                } else {
+                let held = tx.receiver_count() > 0;
+                if held {
                     let _ = tx.send(change.clone());
-                    if gone {
-                        // Its subscribers have the removal; new ones are refused.
-                        channels.remove(&change.release);
-                    }
+                }
+                // Unheld, or removed: its subscribers have the removal, new ones are
+                // refused.
+                if !held || gone {
+                    channels.remove(&change.release);
                 }
             }
         }
@@ -264,6 +261,10 @@ impl FactsBook {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Releases> {
         self.releases.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn channels(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<Arc<Change>>>> {
+        self.by_release.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

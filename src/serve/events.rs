@@ -130,23 +130,22 @@ pub async fn release_events(
     caller.require_read(&state)?;
     // Subscribe before reading the current state, so no change can fall between the two.
     let changes = state.book.subscribe_release(&release);
-    let refused = |e: ApiError, changes| {
-        drop(changes);
-        state.book.unsubscribe_release(&release);
-        e
-    };
-    let current = match state.book.get(&release) {
-        Some(c) => c,
-        None => {
-            let e = ApiError::UnknownRelease {
-                release: release.clone(),
-            };
-            return Err(refused(e, changes));
+    // An unknown release answers 404 before the stream caps are asked.
+    let admitted = state
+        .book
+        .get(&release)
+        .ok_or_else(|| ApiError::UnknownRelease {
+            release: release.clone(),
+        })
+        .and_then(|current| Ok((current, permit(&state, &caller)?)));
+    let (current, permit) = match admitted {
+        Ok(admitted) => admitted,
+        Err(e) => {
+            // A refused subscription leaves no channel behind: asking cannot grow the map.
+            drop(changes);
+            state.book.unsubscribe_release(&release);
+            return Err(e);
         }
-    };
-    let permit = match permit(&state, &caller) {
-        Ok(p) => p,
-        Err(e) => return Err(refused(e, changes)),
     };
     let changes = BroadcastStream::new(changes);
     let book = state.book.clone();
