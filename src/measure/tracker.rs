@@ -234,19 +234,21 @@ impl Tracker {
                 return out;
             }
             Observation::Deployment { revision_uid, dep } => {
-                self.rev_entry(&revision_uid)
+                rev_entry(&mut self.revisions, &revision_uid)
                     .machine
                     .set_deployment(dep, stamp);
                 revision_uid
             }
             Observation::Autoscaler { revision_uid, pa } => {
                 let t = self.settings.thresholds;
-                self.rev_entry(&revision_uid).machine.set_pa(pa, stamp, &t);
+                rev_entry(&mut self.revisions, &revision_uid)
+                    .machine
+                    .set_pa(pa, stamp, &t);
                 revision_uid
             }
             Observation::Pod { revision_uid, pod } => {
                 let t = self.settings.thresholds;
-                self.rev_entry(&revision_uid)
+                rev_entry(&mut self.revisions, &revision_uid)
                     .machine
                     .set_pod(pod, stamp, &t);
                 revision_uid
@@ -289,11 +291,6 @@ impl Tracker {
         self.dirty.insert(key.clone());
         self.dirty_reports.insert(key);
         r.uid
-    }
-
-    /// The revision of `uid`, created empty when unknown.
-    fn rev_entry(&mut self, uid: &str) -> &mut Rev {
-        rev_entry(&mut self.revisions, uid)
     }
 
     fn evaluate(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {

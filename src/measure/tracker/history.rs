@@ -21,7 +21,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::Duration;
 
-use super::{Output, Tracker};
+use super::{Output, Tracker, rev_entry};
 use crate::measure::observe::{Observation, Stamp};
 use crate::measure::wake::{OpenChange, OpenWake};
 use scaling_facts_api::{Precision, WakeRecord};
@@ -256,7 +256,7 @@ impl Tracker {
                 tracing::info!(revision_uid = %uid, start_second, "a second record of one wake is retracted");
                 out.retracted.push((uid.clone(), start_second));
             }
-            let rev = super::rev_entry(&mut self.revisions, &uid);
+            let rev = rev_entry(&mut self.revisions, &uid);
             if rev.name.is_empty()
                 && let Some(w) = kept.first()
             {
