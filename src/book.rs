@@ -38,7 +38,16 @@ pub struct Entry {
     pub facts: ReleaseFacts,
     /// The `scaling` object, serialized when the facts changed.
     pub scaling_json: Bytes,
-    pub cold_starts: Arc<ColdStarts>,
+    /// The cold-start report, serialized when it changed: kept as the bytes it is read
+    /// as, which for a fleet of never-woken revisions is a fifth of the struct's size.
+    pub cold_starts_json: Bytes,
+}
+
+/// Serialized for keeping: the buffer is shrunk to its length, since a `Vec` that grew by
+/// doubling holds up to twice that, and the book keeps two of these per release.
+fn kept_json<T: serde::Serialize>(value: &T) -> Bytes {
+    let json = serde_json::to_vec(value).expect("plain data");
+    Bytes::from(json.into_boxed_slice())
 }
 
 /// A change to one release, for the event stream.
@@ -102,13 +111,13 @@ impl FactsBook {
     /// Replaces a release's facts and broadcasts them. Whether they changed is decided
     /// once, upstream, by the tracker's fingerprint of what readers see.
     pub fn upsert(&self, facts: ReleaseFacts) {
-        let scaling_json = Bytes::from(serde_json::to_vec(&facts.scaling).expect("plain data"));
+        let scaling_json = kept_json(&facts.scaling);
         let release = facts.release.clone();
         {
             let mut map = self.write();
-            let cold_starts = match map.get(&release) {
-                Some(old) => old.cold_starts.clone(),
-                None => Arc::new(ColdStarts {
+            let cold_starts_json = match map.get(&release) {
+                Some(old) => old.cold_starts_json.clone(),
+                None => kept_json(&ColdStarts {
                     release: release.clone(),
                     revisions: Vec::new(),
                 }),
@@ -116,7 +125,7 @@ impl FactsBook {
             let entry = Entry {
                 facts: facts.clone(),
                 scaling_json,
-                cold_starts,
+                cold_starts_json,
             };
             map.insert(release.clone(), Arc::new(entry));
         }
@@ -124,7 +133,8 @@ impl FactsBook {
     }
 
     /// Replaces a known release's cold-start report; returns false for an unknown release.
-    pub fn set_cold_starts(&self, cold_starts: ColdStarts) -> bool {
+    pub fn set_cold_starts(&self, cold_starts: &ColdStarts) -> bool {
+        let json = kept_json(cold_starts);
         let mut map = self.write();
         let Some(old) = map.get(&cold_starts.release) else {
             return false;
@@ -132,7 +142,7 @@ impl FactsBook {
         let entry = Entry {
             facts: old.facts.clone(),
             scaling_json: old.scaling_json.clone(),
-            cold_starts: Arc::new(cold_starts),
+            cold_starts_json: json,
         };
         map.insert(entry.facts.release.clone(), Arc::new(entry));
         true

@@ -97,18 +97,30 @@ async fn every_change_is_broadcast_in_order() {
 #[test]
 fn cold_starts_survive_fact_updates() {
     let book = FactsBook::new(Duration::from_secs(90));
-    assert!(!book.set_cold_starts(ColdStarts {
+    assert!(!book.set_cold_starts(&ColdStarts {
         release: "shop.prod".into(),
         revisions: vec![],
     }));
     book.upsert(waking(None));
+    let read = |book: &FactsBook| -> ColdStarts {
+        serde_json::from_slice(&book.get("shop.prod").unwrap().cold_starts_json).unwrap()
+    };
+    assert_eq!(
+        read(&book).revisions,
+        vec![],
+        "a new release's report is empty"
+    );
     let report = ColdStarts {
         release: "shop.prod".into(),
-        revisions: vec![],
+        revisions: vec![crate::measure::stats::RevisionStats::default().report(
+            "shop-00001",
+            "u1",
+            true,
+        )],
     };
-    assert!(book.set_cold_starts(report.clone()));
+    assert!(book.set_cold_starts(&report));
     book.upsert(waking(Some(2.0)));
-    assert_eq!(*book.get("shop.prod").unwrap().cold_starts, report);
+    assert_eq!(read(&book), report);
 }
 
 #[test]

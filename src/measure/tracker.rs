@@ -128,7 +128,9 @@ pub struct Tracker {
 #[derive(Debug, Default)]
 pub struct Changes {
     pub facts: Vec<ReleaseFacts>,
-    pub reports: Vec<ColdStarts>,
+    /// Services whose cold-start report changed. [`Tracker::report`] renders each, one at a
+    /// time: a first sync of a large fleet would otherwise hold every report at once.
+    pub reports: Vec<ServiceKey>,
     pub removed: Vec<String>,
     /// Every refused claim on a release key, when they changed.
     pub refused: Option<Vec<Refused>>,
@@ -466,13 +468,11 @@ impl Tracker {
                 facts.push(f);
             }
         }
-        let reports = std::mem::take(&mut self.dirty_reports)
-            .into_iter()
-            .filter_map(|key| self.report_of(&key))
-            .collect();
         Changes {
             facts,
-            reports,
+            reports: std::mem::take(&mut self.dirty_reports)
+                .into_iter()
+                .collect(),
             removed: std::mem::take(&mut self.removed),
             refused: self.owners.take_changed().then(|| self.owners.refused()),
         }
@@ -598,7 +598,9 @@ impl Tracker {
         Some(f)
     }
 
-    fn report_of(&self, key: &ServiceKey) -> Option<ColdStarts> {
+    /// The cold-start report of a Service's release; None when it is gone or does not own
+    /// its release key.
+    pub fn report(&self, key: &ServiceKey) -> Option<ColdStarts> {
         if !self.owners.owns(key) {
             return None;
         }

@@ -234,8 +234,10 @@ impl Engine {
         for f in changes.facts {
             self.book.upsert(f);
         }
-        for r in changes.reports {
-            self.book.set_cold_starts(r);
+        for key in &changes.reports {
+            if let Some(r) = tracker.report(key) {
+                self.book.set_cold_starts(&r);
+            }
         }
         for release in changes.removed {
             self.book.remove(&release);

@@ -10,9 +10,9 @@
 
 pub mod convert;
 pub mod reconnect;
+mod seen;
 pub mod types;
 
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use futures::StreamExt;
@@ -114,8 +114,48 @@ where
     }
 }
 
-/// An observation, with the key and the "gone" observation to send when it disappears.
-type Converted = Option<(String, Observation, Option<Observation>)>;
+/// An observation, with the key to remember it by when its disappearance is reported
+/// (None for kinds whose disappearance is not).
+type Converted = Option<(Option<String>, Observation)>;
+
+/// What to report when the object of a remembered key disappears, rebuilt from the key:
+/// a watcher keeps only keys, so 10,000 revisions cost their UIDs and no observations.
+type Gone = fn(&str) -> Observation;
+
+/// A watched kind: its name in logs and health, and what its disappearance reports.
+#[derive(Clone, Copy)]
+struct Watched {
+    kind: &'static str,
+    gone: Gone,
+}
+
+/// Service keys are `<namespace>/<name>`; neither may hold a `/`.
+fn service_gone(key: &str) -> Observation {
+    let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+    Observation::ServiceGone {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+fn revision_gone(uid: &str) -> Observation {
+    Observation::RevisionGone {
+        uid: uid.to_owned(),
+    }
+}
+
+/// Pod keys are `<revision UID>/<pod name>`.
+fn pod_gone(key: &str) -> Observation {
+    let (revision_uid, name) = key.split_once('/').unwrap_or(("", key));
+    Observation::PodGone {
+        revision_uid: revision_uid.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+fn not_kept(_: &str) -> Observation {
+    unreachable!("kinds that keep no keys report no disappearance")
+}
 
 /// Starts every watcher; they run until `shutdown`.
 pub fn spawn(
@@ -132,83 +172,87 @@ pub fn spawn(
         tokio::spawn(run(
             api::<types::KnativeService>(client, ns),
             watcher::Config::default(),
-            "services",
+            Watched {
+                kind: "services",
+                gone: service_gone,
+            },
             starts.clone(),
             tx.clone(),
             shutdown.clone(),
             move |o| {
                 let snap = convert::service(o, &label);
-                let gone = Observation::ServiceGone {
-                    namespace: snap.namespace.clone(),
-                    name: snap.name.clone(),
-                };
-                Some((
-                    format!("{}/{}", snap.namespace, snap.name),
-                    Observation::Service(snap),
-                    Some(gone),
-                ))
+                let key = format!("{}/{}", snap.namespace, snap.name);
+                Some((Some(key), Observation::Service(snap)))
             },
         )),
         tokio::spawn(run(
             api::<types::Revision>(client, ns),
             watcher::Config::default(),
-            "revisions",
+            Watched {
+                kind: "revisions",
+                gone: revision_gone,
+            },
             starts.clone(),
             tx.clone(),
             shutdown.clone(),
             |o| {
                 let snap = convert::revision(o)?;
-                let gone = Observation::RevisionGone {
-                    uid: snap.uid.clone(),
-                };
-                Some((snap.uid.clone(), Observation::Revision(snap), Some(gone)))
+                Some((Some(snap.uid.clone()), Observation::Revision(snap)))
             },
         )),
         tokio::spawn(run(
             api::<types::PodAutoscaler>(client, ns),
             with_uid(),
-            "podautoscalers",
+            Watched {
+                kind: "podautoscalers",
+                gone: not_kept,
+            },
             starts.clone(),
             tx.clone(),
             shutdown.clone(),
-            |o| Some((String::new(), convert::autoscaler(o)?, None)),
+            |o| Some((None, convert::autoscaler(o)?)),
         )),
         tokio::spawn(run(
             api::<types::Deployment>(client, ns),
             with_uid(),
-            "deployments",
+            Watched {
+                kind: "deployments",
+                gone: not_kept,
+            },
             starts.clone(),
             tx.clone(),
             shutdown.clone(),
-            |o| Some((String::new(), convert::deployment(o)?, None)),
+            |o| Some((None, convert::deployment(o)?)),
         )),
         tokio::spawn(run(
             api::<types::Pod>(client, ns),
             with_uid(),
-            "pods",
+            Watched {
+                kind: "pods",
+                gone: pod_gone,
+            },
             starts.clone(),
             tx.clone(),
             shutdown.clone(),
             |o| {
                 let (uid, pod) = convert::pod(o)?;
-                let gone = Observation::PodGone {
-                    revision_uid: uid.clone(),
-                    name: pod.name.clone(),
-                };
+                let key = format!("{uid}/{}", pod.name);
                 Some((
-                    format!("{uid}/{}", pod.name),
+                    Some(key),
                     Observation::Pod {
                         revision_uid: uid,
                         pod,
                     },
-                    Some(gone),
                 ))
             },
         )),
         tokio::spawn(run(
             Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
             watcher::Config::default(),
-            "configmaps",
+            Watched {
+                kind: "configmaps",
+                gone: not_kept,
+            },
             starts.clone(),
             tx,
             shutdown,
@@ -219,7 +263,7 @@ pub fn spawn(
                         name,
                         data: o.data.clone(),
                     };
-                    (String::new(), obs, None)
+                    (None, obs)
                 })
             },
         )),
@@ -230,7 +274,7 @@ pub fn spawn(
 async fn run<K, F>(
     api: Api<K>,
     config: watcher::Config,
-    kind: &'static str,
+    Watched { kind, gone }: Watched,
     starts: WatchStarts,
     tx: mpsc::Sender<Feed>,
     shutdown: CancellationToken,
@@ -241,9 +285,7 @@ async fn run<K, F>(
     F: Fn(&K) -> Converted + Send + 'static,
 {
     let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-    // Keys seen, with what to send when they disappear; and the keys of a list underway.
-    let mut known: HashMap<String, Observation> = HashMap::new();
-    let mut listing: Option<HashSet<String>> = None;
+    let mut seen = seen::Seen::default();
     let mut failures: u64 = 0;
     let mut replay = Replay::new(kind, starts);
     loop {
@@ -255,49 +297,35 @@ async fn run<K, F>(
         let mut out = Vec::with_capacity(2);
         match item {
             Ok(Event::Init) => {
-                listing = Some(HashSet::new());
+                seen.listing();
                 out.push(Feed::Listing(kind));
             }
             Ok(Event::InitApply(o)) => {
-                if let Some((key, obs, gone)) = convert(&o) {
-                    if let (Some(g), false) = (gone, key.is_empty()) {
-                        known.insert(key.clone(), g);
-                        if let Some(l) = listing.as_mut() {
-                            l.insert(key);
-                        }
-                    }
+                if let Some((key, obs)) = convert(&o) {
+                    seen.saw(key);
                     out.push(Feed::Observed(kind, Box::new(obs), Stamp::now(Via::Listed)));
                 }
             }
             Ok(Event::Apply(o)) => {
-                if let Some((key, obs, gone)) = convert(&o) {
-                    if let (Some(g), false) = (gone, key.is_empty()) {
-                        known.insert(key, g);
-                    }
+                if let Some((key, obs)) = convert(&o) {
+                    seen.saw(key);
                     out.push(Feed::Observed(kind, Box::new(obs), replay.stamp()));
                 }
             }
             Ok(Event::Delete(o)) => {
-                if let Some((key, _, gone)) = convert(&o) {
-                    known.remove(&key);
-                    if let Some(g) = gone {
-                        out.push(Feed::Observed(kind, Box::new(g), replay.stamp()));
-                    }
+                if let Some((Some(key), _)) = convert(&o) {
+                    seen.deleted(&key);
+                    out.push(Feed::Observed(kind, Box::new(gone(&key)), replay.stamp()));
                 }
             }
             Ok(Event::InitDone) => {
-                if let Some(seen) = listing.take() {
-                    let missing: Vec<String> = known
-                        .keys()
-                        .filter(|k| !seen.contains(*k))
-                        .cloned()
-                        .collect();
-                    for key in missing {
-                        if let Some(g) = known.remove(&key) {
-                            out.push(Feed::Observed(kind, Box::new(g), Stamp::now(Via::Listed)));
-                        }
-                    }
-                }
+                seen.listed(|key| {
+                    out.push(Feed::Observed(
+                        kind,
+                        Box::new(gone(key)),
+                        Stamp::now(Via::Listed),
+                    ));
+                });
                 failures = 0;
                 replay.listed();
                 out.push(Feed::Listed(kind));
