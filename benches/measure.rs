@@ -2,8 +2,9 @@
 //!
 //! 1. throughput of the state machine on a replayed event stream, without and with the
 //!    JSON decoding of watch events;
-//! 2. memory per tracked revision, never woken and with 100 served wakes;
-//! 3. initial sync of the 10,000-revision scenario by the real service.
+//! 2. memory per tracked revision, never woken and with 100 served wakes.
+//!
+//! The service's sync of a large fleet, its time and resident memory, is `benches/scale.rs`.
 //!
 //! Each throughput figure is the median of several rounds, run in alternating order, as
 //! these 2-core machines vary by about 15% from run to run.
@@ -12,7 +13,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::Utc;
 use serde_json::{Value, json};
@@ -363,90 +364,6 @@ fn memory() {
     );
 }
 
-/// The resident memory of this process, from `/proc/self/status`.
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kib / 1024.0
-}
-
-/// Lists and measures a scenario of `services` services of five revisions each; the
-/// process's resident memory is read before the engine starts (the simulator holds the
-/// cluster by then) and once it has synced, so their difference is the engine's.
-fn initial_sync(scenario: &str, services: usize, budget_s: f64) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let path = format!("{}/crates/scaling-facts-sim/scenarios/{scenario}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(path).unwrap();
-        let scenario = scaling_facts_sim::Scenario::parse(&text).unwrap();
-        let shutdown = tokio_util::sync::CancellationToken::new();
-        let sim = scaling_facts_sim::Simulator::start("127.0.0.1:0".parse().unwrap(), scenario, shutdown.clone()).await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        sim.write_kubeconfig(&kubeconfig).unwrap();
-        let (mut rounds, mut grown) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            let (synced, mut synced_rx) = tokio::sync::watch::channel(false);
-            let (releases_listed, _) = tokio::sync::watch::channel(false);
-            let metrics = std::sync::Arc::new(scaling_facts::telemetry::metrics::Metrics::new());
-            let components = std::sync::Arc::<scaling_facts::telemetry::components::Components>::default();
-            let (spool, _) = scaling_facts::service::spool::Spool::open(&dir.path().join(format!("b-{}.spool", rounds.len()))).unwrap();
-            let outbox = scaling_facts::service::writer::Outbox::new(Some(spool), 0, components.clone(), metrics.clone());
-            let book = std::sync::Arc::new(scaling_facts::book::FactsBook::new(Duration::from_secs(90)));
-            let engine = scaling_facts::service::engine::Engine {
-                book: book.clone(),
-                metrics,
-                components,
-                outbox,
-                synced,
-                releases_listed,
-            };
-            let stop = tokio_util::sync::CancellationToken::new();
-            let settings = scaling_facts::service::engine::EngineSettings {
-                tracker: TrackerSettings::default(),
-                watch: scaling_facts::watch::WatchSettings {
-                    namespace: None,
-                    release_label: "scaling-facts.io/release-uid".into(),
-                    knative_namespace: "knative-serving".into(),
-                },
-                kubeconfig: Some(kubeconfig.clone()),
-            };
-            // An empty store's history, there at once.
-            let history = async { Some(scaling_facts::service::history::History::default()) };
-            let before = rss_mib();
-            let start = Instant::now();
-            let handle = tokio::spawn(engine.run(settings, history, stop.clone()));
-            synced_rx.wait_for(|s| *s).await.unwrap();
-            // Synced, and the facts of every release in the book.
-            while book.len() < services {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            let took = start.elapsed();
-            if rounds.is_empty() {
-                grown.push(rss_mib() - before);
-            }
-            rounds.push(took.as_secs_f64());
-            stop.cancel();
-            let _ = handle.await;
-        }
-        println!(
-            "initial sync of {} revisions ({services} services), until every release is in the book: median {:.2} s over {} rounds (budget {budget_s} s); resident memory grown by the engine's first sync {:.0} MiB",
-            services * 5,
-            median(rounds.clone()),
-            rounds.len(),
-            grown[0]
-        );
-        sim.stop().await;
-    });
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; a name filter may follow.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
@@ -456,12 +373,5 @@ fn main() {
     }
     if want("memory") {
         memory();
-    }
-    if want("sync") {
-        initial_sync("scale-10k.yaml", 2_000, 5.0);
-    }
-    // Only when asked for by name: the simulator alone holds a large cluster.
-    if filter.as_deref() == Some("sync100k") {
-        initial_sync("scale-100k.yaml", 20_000, 10.0);
     }
 }

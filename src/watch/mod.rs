@@ -74,6 +74,8 @@ pub struct WatchSettings {
     pub release_label: String,
     /// Where Knative's ConfigMaps live.
     pub knative_namespace: String,
+    /// Objects per page of a list.
+    pub list_objects_per_page: u32,
 }
 
 /// A client from the given kubeconfig, else in-cluster or the default kubeconfig, and
@@ -167,11 +169,12 @@ pub fn spawn(
 ) -> Vec<JoinHandle<()>> {
     let ns = s.namespace.as_deref();
     let label = s.release_label.clone();
-    let with_uid = || watcher::Config::default().labels(REVISION_UID_LABEL);
+    let config = || watcher::Config::default().page_size(s.list_objects_per_page);
+    let with_uid = || config().labels(REVISION_UID_LABEL);
     vec![
         tokio::spawn(run(
             api::<types::KnativeService>(client, ns),
-            watcher::Config::default(),
+            config(),
             Watched {
                 kind: "services",
                 gone: service_gone,
@@ -187,7 +190,7 @@ pub fn spawn(
         )),
         tokio::spawn(run(
             api::<types::Revision>(client, ns),
-            watcher::Config::default(),
+            config(),
             Watched {
                 kind: "revisions",
                 gone: revision_gone,
@@ -248,7 +251,7 @@ pub fn spawn(
         )),
         tokio::spawn(run(
             Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
-            watcher::Config::default(),
+            config(),
             Watched {
                 kind: "configmaps",
                 gone: not_kept,
