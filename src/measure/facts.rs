@@ -114,7 +114,7 @@ impl ReleaseFacts {
     /// a field added to any of them does not compile until it is hashed here (or said to
     /// be left out).
     pub fn fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
+        use std::hash::{BuildHasher, Hash, Hasher};
         let Self {
             release,
             namespace: _, // part of the release
@@ -144,7 +144,12 @@ impl ReleaseFacts {
             wake,
             failure,
         } = presence;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        // foldhash, not SipHash, which was most of the cost of deriving facts after an
+        // event; seeded at random once per process, so no one can aim at a collision that
+        // would hide a change.
+        static STATE: std::sync::LazyLock<foldhash::quality::RandomState> =
+            std::sync::LazyLock::new(Default::default);
+        let mut h = STATE.build_hasher();
         release.hash(&mut h);
         min_instances.hash(&mut h);
         idle_timeout_seconds.to_bits().hash(&mut h);

@@ -9,10 +9,21 @@
 //! Percentiles scan the counters, so callers compute them when a wake is recorded and keep
 //! the result; nothing here is meant for the per-request read path.
 
+mod packed;
+pub use packed::PackedHistogram;
+
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 
 use scaling_facts_api::{HistogramBucket, Percentiles};
+
+thread_local! {
+    /// The encoder and decoder, kept: each holds a scratch buffer sized for the largest
+    /// encoding (18 KiB for the serializer), which a new one allocates and zeroes, and
+    /// which took most of the time of recording a wake when made per histogram.
+    static CODEC: std::cell::RefCell<(V2Serializer, Deserializer)> =
+        std::cell::RefCell::new((V2Serializer::new(), Deserializer::new()));
+}
 
 /// Lowest recordable latency.
 pub const LOWEST_MS: u64 = 1;
@@ -154,15 +165,19 @@ impl LatencyHistogram {
     /// The V2 encoding, as kept.
     pub fn encode(&self) -> Result<Vec<u8>, HistogramError> {
         let mut buf = Vec::with_capacity(64);
-        V2Serializer::new()
-            .serialize(&self.inner, &mut buf)
-            .map_err(HistogramError::Encode)?;
+        CODEC.with_borrow_mut(|(serializer, _)| {
+            serializer
+                .serialize(&self.inner, &mut buf)
+                .map_err(HistogramError::Encode)
+        })?;
         Ok(buf)
     }
 
     pub fn decode(blob: &[u8]) -> Result<Self, HistogramError> {
-        let inner: Histogram<u32> = Deserializer::new()
-            .deserialize(&mut std::io::Cursor::new(blob))
+        let inner: Histogram<u32> = CODEC
+            .with_borrow_mut(|(_, deserializer)| {
+                deserializer.deserialize(&mut std::io::Cursor::new(blob))
+            })
             .map_err(HistogramError::Decode)?;
         if inner.low() != LOWEST_MS || inner.high() != HIGHEST_MS {
             return Err(HistogramError::Bounds);

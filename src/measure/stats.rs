@@ -6,14 +6,15 @@
 //! never disagree with the wakes it counts (DESIGN.md "Runtime shape").
 //!
 //! Everything a read needs is computed here when a wake is recorded, and kept: the
-//! expected start and the revision's cold-start report. Histograms stay compressed in
-//! memory and are decoded only to record into them, so an idle revision costs little.
+//! expected start and the revision's cold-start report. Histograms stay packed in memory
+//! ([`PackedHistogram`]): encoded, with the latest values appended until they are folded
+//! in, so recording a wake decodes nothing and an idle revision costs little.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::histogram::LatencyHistogram;
+use super::histogram::{LatencyHistogram, PackedHistogram};
 use scaling_facts_api::{Outcome, WakeKind, WakeRecord};
 use scaling_facts_api::{OutcomeCounts, PhaseBreakdown, RevisionColdStarts};
 
@@ -53,8 +54,8 @@ pub struct RevisionStats {
     window: VecDeque<(i64, u32)>,
     expected_ms: Option<u64>,
     counts: OutcomeCounts,
-    /// Compressed histograms by (series index, bucket start second).
-    histograms: BTreeMap<(u8, i64), Box<[u8]>>,
+    /// Histograms by (series index, bucket start second), packed.
+    histograms: BTreeMap<(u8, i64), PackedHistogram>,
     /// The newest wakes, newest first.
     recent: VecDeque<WakeRecord>,
 }
@@ -82,9 +83,14 @@ impl RevisionStats {
             let bucket = bucket_of(w.requested_at);
             for (i, v) in values.into_iter().enumerate() {
                 let Some(v) = v else { continue };
-                let mut h = self.histogram(i as u8, bucket);
-                h.record(v);
-                self.put_histogram(i as u8, bucket, &h);
+                let packed = self.histograms.entry((i as u8, bucket)).or_default();
+                if packed.record(v).is_err() {
+                    // Unreadable (it never is: this process packed it), so start again
+                    // rather than lose this wake.
+                    let mut h = LatencyHistogram::new();
+                    h.record(v);
+                    self.put_histogram(i as u8, bucket, &h);
+                }
             }
         }
         self.refresh(settings, now);
@@ -147,14 +153,13 @@ impl RevisionStats {
     fn histogram(&self, series: u8, bucket: i64) -> LatencyHistogram {
         self.histograms
             .get(&(series, bucket))
-            .and_then(|b| LatencyHistogram::decode(b).ok())
+            .and_then(|p| p.unpack().ok())
             .unwrap_or_default()
     }
 
     fn put_histogram(&mut self, series: u8, bucket: i64, h: &LatencyHistogram) {
-        if let Ok(blob) = h.encode() {
-            self.histograms
-                .insert((series, bucket), blob.into_boxed_slice());
+        if let Ok(packed) = PackedHistogram::pack(h) {
+            self.histograms.insert((series, bucket), packed);
         }
     }
 
@@ -187,12 +192,12 @@ impl RevisionStats {
     /// added to, so that a revision with one bucket decodes one histogram and adds none.
     fn merged(&self, series: u8) -> LatencyHistogram {
         let mut all: Option<LatencyHistogram> = None;
-        for ((s, _), blob) in self
+        for ((s, _), packed) in self
             .histograms
             .range((series, i64::MIN)..=(series, i64::MAX))
         {
             debug_assert_eq!(*s, series);
-            let Ok(h) = LatencyHistogram::decode(blob) else {
+            let Ok(h) = packed.unpack() else {
                 continue;
             };
             match all.as_mut() {

@@ -4,6 +4,7 @@
 //! release facts (for the book). It is single-threaded by design: one task feeds it, in
 //! the order the watchers delivered, so no lock is ever held across the measuring.
 
+mod across;
 mod history;
 mod lists;
 
@@ -12,17 +13,17 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::facts::{IdleWindowParts, ReleaseFacts};
+use super::facts::ReleaseFacts;
 use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake, Underway};
+use across::Across;
 use scaling_facts_api::WakeRecord;
 use scaling_facts_api::{
-    ActiveRevision, ColdStarts, Failure, Phase, RuntimePresence, RuntimeState, Scaling,
-    WakeProgress,
+    ActiveRevision, ColdStarts, Failure, RuntimePresence, Scaling, WakeProgress,
 };
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -451,8 +452,10 @@ impl Tracker {
     /// Facts of releases that changed since the last call, cold-start reports to replace,
     /// and releases that are gone.
     pub fn changed(&mut self, now: DateTime<Utc>) -> Changes {
-        let mut facts = Vec::new();
-        for key in std::mem::take(&mut self.dirty) {
+        let dirty = std::mem::take(&mut self.dirty);
+        // Sized to what may change: a `Vec` of these grown from empty asks for four.
+        let mut facts = Vec::with_capacity(dirty.len());
+        for key in dirty {
             let Some(f) = self.facts_of(&key, now) else {
                 continue;
             };
@@ -515,85 +518,44 @@ impl Tracker {
                 percent: *percent,
             })
             .collect();
-        // Among the service's own revisions, by name: no key to build per lookup.
-        let revs: Vec<&Rev> = active
-            .iter()
-            .filter_map(|(name, _)| {
-                self.revisions_of(key)
-                    .find(|(_, r)| *r.name == **name)
-                    .map(|(_, r)| r)
-            })
-            .collect();
-        if revs.is_empty() {
-            return Some(f);
+        // Among the service's own revisions, by name: no key to build per lookup. One pass,
+        // with nothing allocated: this runs after nearly every event.
+        let mut acc: Option<Across> = None;
+        for (name, _) in &active {
+            let Some((_, r)) = self.revisions_of(key).find(|(_, r)| *r.name == **name) else {
+                continue;
+            };
+            let (k, s) = (self.knobs(r), r.machine.summary());
+            let expected = r.stats.as_ref().and_then(|st| st.expected_ms());
+            match acc.as_mut() {
+                None => acc = Some(Across::first(k, s, expected)),
+                Some(a) => a.add(k, s, expected),
+            }
         }
-        let knobs: Vec<Knobs> = revs.iter().map(|r| self.knobs(r)).collect();
-        let summaries: Vec<_> = revs.iter().map(|r| r.machine.summary()).collect();
-        // A wrong "warm" costs a held request, so the conservative value wins.
-        let min_instances = knobs.iter().map(|k| k.min_instances).min().unwrap_or(0);
-        let idle = knobs
-            .iter()
-            .map(Knobs::idle_timeout_seconds)
-            .min()
-            .unwrap_or(0);
-        let upper = knobs
-            .iter()
-            .map(Knobs::idle_timeout_upper_bound_seconds)
-            .min()
-            .unwrap_or(0);
-        let expected = revs
-            .iter()
-            .filter_map(|r| r.stats.as_ref()?.expected_ms())
-            .max();
+        let Some(a) = acc else {
+            return Some(f);
+        };
         f.scaling = Scaling {
-            min_instances,
-            idle_timeout_seconds: idle as f64,
-            expected_cold_start_seconds: expected.map(|ms| ms as f64 / 1000.0),
-            serving_since: summaries.iter().filter_map(|s| s.serving_since).min(),
+            min_instances: a.min_instances,
+            idle_timeout_seconds: a.idle as f64,
+            expected_cold_start_seconds: a.expected_ms.map(|ms| ms as f64 / 1000.0),
+            serving_since: a.serving_since,
         };
-        f.idle_timeout_upper_bound_seconds = upper as f64;
-        f.idle_window_parts = knobs
-            .iter()
-            .map(|k| IdleWindowParts {
-                stable_window_seconds: k.stable_window_seconds as u32,
-                scale_down_delay_seconds: k.scale_down_delay_seconds as u32,
-            })
-            .max_by_key(|p| p.stable_window_seconds + p.scale_down_delay_seconds)
-            .unwrap_or_default();
-        let all_ready = summaries.iter().all(|s| s.phase == Phase::Serving);
-        let failed = summaries.iter().find(|s| s.phase == Phase::Failed);
-        let waking = summaries.iter().find(|s| {
-            matches!(
-                s.phase,
-                Phase::Provisioning | Phase::PullingImage | Phase::Starting
-            )
-        });
-        let (state, lead) = if all_ready {
-            (RuntimeState::Ready, &summaries[0])
-        } else if let Some(s) = failed {
-            (RuntimeState::Unavailable, s)
-        } else if let Some(s) = waking {
-            (RuntimeState::Waking, s)
-        } else {
-            (
-                RuntimeState::Idle,
-                summaries
-                    .iter()
-                    .find(|s| s.phase == Phase::Idle)
-                    .unwrap_or(&summaries[0]),
-            )
-        };
+        f.idle_timeout_upper_bound_seconds = a.upper as f64;
+        f.idle_window_parts = a.parts;
+        let (desired_replicas, actual_replicas) = (a.desired, a.actual);
+        let (state, lead) = a.lead();
         f.state = state;
         f.presence = RuntimePresence {
             phase: lead.phase,
-            desired_replicas: summaries.iter().map(|s| s.desired).sum(),
-            actual_replicas: summaries.iter().map(|s| s.actual).sum(),
+            desired_replicas,
+            actual_replicas,
             wake: lead.wake.map(|(requested_at, deadline_at)| WakeProgress {
                 requested_at,
                 deadline_at,
                 elapsed_ms: 0,
             }),
-            failure: lead.failure.clone(),
+            failure: lead.failure,
         };
         Some(f)
     }

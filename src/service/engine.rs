@@ -2,7 +2,8 @@
 //! tracker, one at a time, in arrival order, and merges the store's history whenever it
 //! arrives. What the tracker produces goes to the write path (recorded wakes, wakes
 //! underway), to the log and the metrics (one line per wake), and to the facts book
-//! (changed release facts).
+//! (changed release facts). Under a burst, the facts are derived once per queued run of
+//! up to [`BURST`] observations rather than after each.
 //!
 //! The book fills from the watches alone, so a store that is down at start delays
 //! nothing a caller reads. Measuring begins once the initial lists are in. When the
@@ -46,6 +47,18 @@ pub struct EngineSettings {
     pub tracker: TrackerSettings,
     pub watch: WatchSettings,
     pub kubeconfig: Option<PathBuf>,
+}
+
+/// Observations taken before the facts are derived, when a burst is queued: enough to
+/// spare a relist of 10,000 objects deriving facts 10,000 times, few enough that the facts
+/// of the first are in the book within about a millisecond.
+pub const BURST: usize = 256;
+
+/// What the engine knows of each watched kind.
+struct Kinds {
+    health: HashMap<&'static str, KindHealth>,
+    /// Every kind was listed once.
+    lists_in: bool,
 }
 
 #[derive(Default)]
@@ -105,55 +118,31 @@ impl Engine {
         };
         let (tx, mut rx) = mpsc::channel(4_096);
         let watchers = watch::spawn(&client, &starts, &settings.watch, tx, shutdown.clone());
-        let mut health: HashMap<&'static str, KindHealth> =
-            KINDS.iter().map(|k| (*k, KindHealth::default())).collect();
-        let mut lists_in = false;
+        let mut kinds = Kinds {
+            health: KINDS.iter().map(|k| (*k, KindHealth::default())).collect(),
+            lists_in: false,
+        };
         let mut ticker = tokio::time::interval(TICK);
         loop {
             let output = tokio::select! {
                 feed = rx.recv() => match feed {
-                    Some(Feed::Observed(kind, obs, stamp)) => {
-                        if let Some(h) = health.get_mut(kind) {
-                            h.last_ok = Some(Instant::now());
-                            h.last_event = Some(stamp.wall);
+                    Some(feed) => {
+                        let out = self.on_feed(feed, &mut tracker, &mut kinds);
+                        self.write(out);
+                        // A burst (a relist, the catch-up after an outage) is measured
+                        // event by event, each with its own stamp, but its facts are
+                        // derived once for what was queued, not after every event.
+                        // It ends where the lists are in, so that measuring begins
+                        // (below) before the next observation, as it would unqueued.
+                        for _ in 1..BURST {
+                            if kinds.lists_in && !tracker.is_synced() {
+                                break;
+                            }
+                            let Ok(feed) = rx.try_recv() else { break };
+                            let out = self.on_feed(feed, &mut tracker, &mut kinds);
+                            self.write(out);
                         }
-                        // Every observation with its stamp, to replay an ordering a test
-                        // or a cluster produced (`RUST_LOG=scaling_facts::service=trace`).
-                        tracing::trace!(?stamp, ?obs, "observed");
-                        tracker.apply(*obs, stamp)
-                    }
-                    Some(Feed::Listing(kind)) => {
-                        tracker.list_begins(kind);
                         Output::default()
-                    }
-                    Some(Feed::Listed(kind)) => {
-                        tracing::trace!(kind, "listed");
-                        if let Some(h) = health.get_mut(kind) {
-                            h.listed = true;
-                            h.last_ok = Some(Instant::now());
-                        }
-                        self.report(&health);
-                        if RELEASE_KINDS.iter().all(|k| health.get(k).is_some_and(|h| h.listed)) {
-                            self.releases_listed.send_replace(true);
-                        }
-                        if !lists_in && health.values().all(|h| h.listed) {
-                            lists_in = true;
-                            tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
-                            self.book.watch_heard(Utc::now());
-                        }
-                        tracker.list_ends(kind, Stamp::now(Via::Listed))
-                    }
-                    Some(Feed::Failed(kind)) => {
-                        tracing::trace!(kind, "watch failed");
-                        if let Some(h) = health.get_mut(kind) {
-                            h.last_err = Some(Instant::now());
-                            h.errors += 1;
-                        }
-                        self.report(&health);
-                        self.metrics.watch_errors.get_or_create(&KindLabels { kind: kind.to_owned() }).inc();
-                        self.book.watch_lost();
-                        // A list cut short is evaluated with what it brought.
-                        tracker.list_ends(kind, Stamp::now(Via::Listed))
                     }
                     None => break,
                 },
@@ -165,8 +154,8 @@ impl Engine {
                 },
                 _ = ticker.tick() => {
                     let now = Instant::now();
-                    self.report(&health);
-                    if health.values().all(|h| h.healthy(now)) {
+                    self.report(&kinds.health);
+                    if kinds.health.values().all(|h| h.healthy(now)) {
                         self.book.watch_heard(Utc::now());
                     } else {
                         self.book.watch_lost();
@@ -178,7 +167,7 @@ impl Engine {
             self.publish(&mut tracker, output);
             // Measuring begins once the lists are in, history or not: the tracker keeps
             // what it is fed and, when the history arrives, measures it all again with it.
-            if lists_in && !tracker.is_synced() {
+            if kinds.lists_in && !tracker.is_synced() {
                 if !tracker.history_merged() {
                     tracing::info!(
                         "measuring before the store's history is in; it is reconciled when it arrives"
@@ -191,6 +180,64 @@ impl Engine {
         }
         for w in watchers {
             w.abort();
+        }
+    }
+
+    /// Measures one item of the watchers' feed.
+    fn on_feed(&self, feed: Feed, tracker: &mut Tracker, kinds: &mut Kinds) -> Output {
+        let health = &mut kinds.health;
+        match feed {
+            Feed::Observed(kind, obs, stamp) => {
+                if let Some(h) = health.get_mut(kind) {
+                    h.last_ok = Some(Instant::now());
+                    h.last_event = Some(stamp.wall);
+                }
+                // Every observation with its stamp, to replay an ordering a test or a
+                // cluster produced (`RUST_LOG=scaling_facts::service=trace`).
+                tracing::trace!(?stamp, ?obs, "observed");
+                tracker.apply(*obs, stamp)
+            }
+            Feed::Listing(kind) => {
+                tracker.list_begins(kind);
+                Output::default()
+            }
+            Feed::Listed(kind) => {
+                tracing::trace!(kind, "listed");
+                if let Some(h) = health.get_mut(kind) {
+                    h.listed = true;
+                    h.last_ok = Some(Instant::now());
+                }
+                self.report(health);
+                if RELEASE_KINDS
+                    .iter()
+                    .all(|k| health.get(k).is_some_and(|h| h.listed))
+                {
+                    self.releases_listed.send_replace(true);
+                }
+                if !kinds.lists_in && health.values().all(|h| h.listed) {
+                    kinds.lists_in = true;
+                    tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
+                    self.book.watch_heard(Utc::now());
+                }
+                tracker.list_ends(kind, Stamp::now(Via::Listed))
+            }
+            Feed::Failed(kind) => {
+                tracing::trace!(kind, "watch failed");
+                if let Some(h) = health.get_mut(kind) {
+                    h.last_err = Some(Instant::now());
+                    h.errors += 1;
+                }
+                self.report(health);
+                self.metrics
+                    .watch_errors
+                    .get_or_create(&KindLabels {
+                        kind: kind.to_owned(),
+                    })
+                    .inc();
+                self.book.watch_lost();
+                // A list cut short is evaluated with what it brought.
+                tracker.list_ends(kind, Stamp::now(Via::Listed))
+            }
         }
     }
 
@@ -210,7 +257,14 @@ impl Engine {
         }
     }
 
+    /// Writes what one step produced, then derives the facts that changed.
     fn publish(&self, tracker: &mut Tracker, output: Output) {
+        self.write(output);
+        self.derive(tracker);
+    }
+
+    /// Sends a step's records to the write path, and logs and counts its wakes.
+    fn write(&self, output: Output) {
         // Retractions first (a record replaced under its own key is retracted, then
         // written again); a wake before the change that closes it: a crash between the
         // two leaves the wake stored and still underway, which a restart closes, never
@@ -230,6 +284,10 @@ impl Engine {
         }
         writes.extend(output.open.into_iter().map(Write::Open));
         self.outbox.push(writes);
+    }
+
+    /// The facts and cold-start reports that changed since the last call, into the book.
+    fn derive(&self, tracker: &mut Tracker) {
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {
             self.book.upsert(f);

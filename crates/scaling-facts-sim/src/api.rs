@@ -322,9 +322,17 @@ fn parse_continue(token: &str) -> Option<(u64, String, String)> {
     Some((rv, parts.next()?.to_owned(), parts.next()?.to_owned()))
 }
 
+/// A watch event as the API server writes it: `type` before `object`, the order of the
+/// fields of Kubernetes' `WatchEvent` (a map of the two would sort `object` first).
+#[derive(serde::Serialize)]
+struct WatchEventLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    object: &'a Value,
+}
+
 fn event_line(kind: &str, object: &Value) -> Bytes {
-    let mut line =
-        serde_json::to_vec(&json!({"type": kind, "object": object})).expect("plain data");
+    let mut line = serde_json::to_vec(&WatchEventLine { kind, object }).expect("plain data");
     line.push(b'\n');
     Bytes::from(line)
 }

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::Machine;
-use super::evidence::{Autoscaler, Pod};
+use super::evidence::Autoscaler;
 use scaling_facts_api::{Failure, Phase};
 
 /// What a revision looks like now, for the runtime read.
@@ -20,18 +20,17 @@ pub struct Summary {
 impl Machine {
     /// Where the revision stands, for the runtime read.
     pub fn summary(&self) -> Summary {
-        let serving: Vec<&Pod> = self.pods.iter().filter(|p| p.snap.serving()).collect();
-        let serving_since = serving
-            .iter()
-            .filter_map(|p| p.snap.ready.as_ref()?.since)
-            .min();
+        // Counted, not collected: this runs after nearly every event.
+        let serving = || self.pods.iter().filter(|p| p.snap.serving());
+        let serving_count = serving().count();
+        let serving_since = serving().filter_map(|p| p.snap.ready.as_ref()?.since).min();
         let pa = self.pa.as_ref();
         let desired = pa
             .and_then(Autoscaler::desired)
             .unwrap_or(self.deployment.map_or(0, |d| d.replicas));
         let actual = pa
             .and_then(Autoscaler::actual)
-            .unwrap_or(serving.len() as u32);
+            .unwrap_or(serving_count as u32);
         let (phase, wake) = match &self.wake {
             Some(w) => {
                 let (scheduled, running) = self.phases(w);
@@ -46,7 +45,7 @@ impl Machine {
                 };
                 (phase, Some((w.requested.wall, w.deadline_at)))
             }
-            None if !serving.is_empty() => (Phase::Serving, None),
+            None if serving_count > 0 => (Phase::Serving, None),
             None if self.failure.is_some() => (Phase::Failed, None),
             None => (Phase::Idle, None),
         };
