@@ -2,7 +2,8 @@
 //!
 //! - [`wake`]: a wake underway, kept in the store until it ends (a finished one is the
 //!   wire contract's `WakeRecord`, stored exactly once).
-//! - [`histogram`]: wake latencies in an HDR histogram and its stored encoding.
+//! - [`histogram`]: wake latencies in an HDR histogram, and the packed form a revision
+//!   keeps them in between wakes.
 //! - [`knobs`]: a revision's effective settings from annotations, ConfigMaps and defaults.
 //! - [`observe`]: what the watcher reports, as plain snapshots with their versions and
 //!   arrival stamps, and the typed keys of services and revisions;
