@@ -116,3 +116,89 @@ impl Across {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(min_instances: u32, stable: u64, delay: u64, retention: u64) -> Knobs {
+        Knobs {
+            min_instances,
+            stable_window_seconds: stable,
+            scale_down_delay_seconds: delay,
+            retention_seconds: retention,
+            grace_period_seconds: 30,
+            progress_deadline_seconds: 600,
+            initial_replicas: 1,
+        }
+    }
+
+    fn summary(phase: Phase, desired: u32) -> Summary {
+        Summary {
+            phase,
+            desired,
+            actual: desired,
+            serving_since: None,
+            wake: None,
+            failure: None,
+        }
+    }
+
+    /// The facts of revisions given in traffic order: the state and the lead's phase.
+    fn lead(phases: &[Phase]) -> (RuntimeState, Phase, u32) {
+        let mut acc: Option<Across> = None;
+        for (i, p) in phases.iter().enumerate() {
+            let (k, s) = (knobs(0, 60, 0, 0), summary(*p, i as u32 + 1));
+            match acc.as_mut() {
+                None => acc = Some(Across::first(k, s, None)),
+                Some(a) => a.add(k, s, None),
+            }
+        }
+        let a = acc.expect("at least one revision");
+        let desired = a.desired;
+        let (state, s) = a.lead();
+        (state, s.phase, desired)
+    }
+
+    #[test]
+    fn the_runtime_state_is_led_by_a_failure_then_a_wake_then_idleness() {
+        use Phase::*;
+        assert_eq!(lead(&[Serving, Serving]).0, RuntimeState::Ready);
+        assert_eq!(lead(&[Serving, Idle]), (RuntimeState::Idle, Idle, 3));
+        assert_eq!(
+            lead(&[Serving, Starting, Failed]).0,
+            RuntimeState::Unavailable
+        );
+        assert_eq!(
+            lead(&[Idle, PullingImage, Provisioning]),
+            (RuntimeState::Waking, PullingImage, 6)
+        );
+        assert_eq!(
+            lead(&[Starting, Idle]).1,
+            Starting,
+            "the first of each kind"
+        );
+        assert_eq!(lead(&[Failed, Failed]).0, RuntimeState::Unavailable);
+        assert_eq!(lead(&[Idle]), (RuntimeState::Idle, Idle, 1));
+        // Serving beside nothing that leads: idle, shown by the first revision.
+        assert_eq!(lead(&[Serving, Serving, Idle]).1, Idle);
+    }
+
+    #[test]
+    fn the_conservative_value_wins_across_revisions() {
+        let mut a = Across::first(knobs(2, 60, 0, 30), summary(Phase::Idle, 0), Some(900));
+        a.add(knobs(1, 30, 30, 0), summary(Phase::Idle, 0), None);
+        a.add(knobs(3, 10, 10, 0), summary(Phase::Idle, 0), Some(1_500));
+        assert_eq!(a.min_instances, 1);
+        assert_eq!(a.idle, 20, "the shortest idle window");
+        assert_eq!(a.expected_ms, Some(1_500), "the slowest start");
+        assert_eq!(
+            (
+                a.parts.stable_window_seconds,
+                a.parts.scale_down_delay_seconds
+            ),
+            (30, 30),
+            "the longest window's parts, the last of equals"
+        );
+    }
+}
