@@ -20,11 +20,17 @@ pub(super) struct Across {
     pub desired: u32,
     pub actual: u32,
     all_serving: bool,
-    first: Summary,
-    /// The first of the other revisions in each phase that can lead the runtime state.
+    leads: Leads,
+}
+
+/// The first revision (in traffic order) in each kind of phase: one of them leads the
+/// runtime state.
+#[derive(Default)]
+struct Leads {
     failed: Option<Summary>,
     waking: Option<Summary>,
-    idle_one: Option<Summary>,
+    idle: Option<Summary>,
+    serving: Option<Summary>,
 }
 
 fn parts(k: &Knobs) -> IdleWindowParts {
@@ -38,16 +44,9 @@ fn window(p: &IdleWindowParts) -> u32 {
     p.stable_window_seconds + p.scale_down_delay_seconds
 }
 
-fn is_waking(phase: Phase) -> bool {
-    matches!(
-        phase,
-        Phase::Provisioning | Phase::PullingImage | Phase::Starting
-    )
-}
-
 impl Across {
     pub fn first(k: Knobs, s: Summary, expected_ms: Option<u64>) -> Self {
-        Self {
+        let mut a = Self {
             min_instances: k.min_instances,
             idle: k.idle_timeout_seconds(),
             upper: k.idle_timeout_upper_bound_seconds(),
@@ -57,11 +56,10 @@ impl Across {
             desired: s.desired,
             actual: s.actual,
             all_serving: s.phase == Phase::Serving,
-            first: s,
-            failed: None,
-            waking: None,
-            idle_one: None,
-        }
+            leads: Leads::default(),
+        };
+        a.note(s);
+        a
     }
 
     pub fn add(&mut self, k: Knobs, s: Summary, expected_ms: Option<u64>) {
@@ -84,35 +82,31 @@ impl Across {
     }
 
     fn note(&mut self, s: Summary) {
+        let l = &mut self.leads;
         let slot = match s.phase {
-            Phase::Failed => &mut self.failed,
-            p if is_waking(p) => &mut self.waking,
-            Phase::Idle => &mut self.idle_one,
-            _ => return,
+            Phase::Failed => &mut l.failed,
+            Phase::Provisioning | Phase::PullingImage | Phase::Starting => &mut l.waking,
+            Phase::Idle => &mut l.idle,
+            Phase::Serving => &mut l.serving,
         };
-        if slot.is_none() {
-            *slot = Some(s);
-        }
+        slot.get_or_insert(s);
     }
 
     /// The runtime state and the revision whose phase, wake and failure it shows: every
-    /// revision serving is ready; else a failure, else a wake, else idle.
+    /// revision serving is ready; else a failure, else a wake, else idle (one revision at
+    /// least is, as none leads otherwise).
     pub fn lead(self) -> (RuntimeState, Summary) {
-        let first = self.first.phase;
-        if self.all_serving {
-            (RuntimeState::Ready, self.first)
-        } else if first == Phase::Failed {
-            (RuntimeState::Unavailable, self.first)
-        } else if let Some(s) = self.failed {
-            (RuntimeState::Unavailable, s)
-        } else if is_waking(first) {
-            (RuntimeState::Waking, self.first)
-        } else if let Some(s) = self.waking {
-            (RuntimeState::Waking, s)
-        } else if first == Phase::Idle {
-            (RuntimeState::Idle, self.first)
-        } else {
-            (RuntimeState::Idle, self.idle_one.unwrap_or(self.first))
+        let Leads {
+            failed,
+            waking,
+            idle,
+            serving,
+        } = self.leads;
+        match (self.all_serving, failed, waking, idle) {
+            (true, ..) => (RuntimeState::Ready, serving.expect("all serving")),
+            (_, Some(s), ..) => (RuntimeState::Unavailable, s),
+            (_, _, Some(s), _) => (RuntimeState::Waking, s),
+            (_, _, _, idle) => (RuntimeState::Idle, idle.expect("the only phase left")),
         }
     }
 }
