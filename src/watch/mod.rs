@@ -124,11 +124,15 @@ type Converted = Option<(Option<String>, Observation)>;
 /// a watcher keeps only keys, so 10,000 revisions cost their UIDs and no observations.
 type Gone = fn(&str) -> Observation;
 
-/// A watched kind: its name in logs and health, and what its disappearance reports.
-#[derive(Clone, Copy)]
+/// A watcher's kind and where it sends: the kind's name in logs and health, what its
+/// disappearance reports (None for kinds whose disappearance tells nothing), and the
+/// engine's channel with what every watcher shares.
 struct Watched {
     kind: &'static str,
-    gone: Gone,
+    gone: Option<Gone>,
+    starts: WatchStarts,
+    tx: mpsc::Sender<Feed>,
+    shutdown: CancellationToken,
 }
 
 /// Service keys are `<namespace>/<name>`; neither may hold a `/`.
@@ -155,10 +159,6 @@ fn pod_gone(key: &str) -> Observation {
     }
 }
 
-fn not_kept(_: &str) -> Observation {
-    unreachable!("kinds that keep no keys report no disappearance")
-}
-
 /// Starts every watcher; they run until `shutdown`.
 pub fn spawn(
     client: &Client,
@@ -171,17 +171,18 @@ pub fn spawn(
     let label = s.release_label.clone();
     let config = || watcher::Config::default().page_size(s.list_objects_per_page);
     let with_uid = || config().labels(REVISION_UID_LABEL);
+    let watched = |kind, gone| Watched {
+        kind,
+        gone,
+        starts: starts.clone(),
+        tx: tx.clone(),
+        shutdown: shutdown.clone(),
+    };
     vec![
         tokio::spawn(run(
             api::<types::KnativeService>(client, ns),
             config(),
-            Watched {
-                kind: "services",
-                gone: service_gone,
-            },
-            starts.clone(),
-            tx.clone(),
-            shutdown.clone(),
+            watched("services", Some(service_gone)),
             move |o| {
                 let snap = convert::service(o, &label);
                 let key = format!("{}/{}", snap.namespace, snap.name);
@@ -191,13 +192,7 @@ pub fn spawn(
         tokio::spawn(run(
             api::<types::Revision>(client, ns),
             config(),
-            Watched {
-                kind: "revisions",
-                gone: revision_gone,
-            },
-            starts.clone(),
-            tx.clone(),
-            shutdown.clone(),
+            watched("revisions", Some(revision_gone)),
             |o| {
                 let snap = convert::revision(o)?;
                 Some((Some(snap.uid.clone()), Observation::Revision(snap)))
@@ -206,37 +201,19 @@ pub fn spawn(
         tokio::spawn(run(
             api::<types::PodAutoscaler>(client, ns),
             with_uid(),
-            Watched {
-                kind: "podautoscalers",
-                gone: not_kept,
-            },
-            starts.clone(),
-            tx.clone(),
-            shutdown.clone(),
+            watched("podautoscalers", None),
             |o| Some((None, convert::autoscaler(o)?)),
         )),
         tokio::spawn(run(
             api::<types::Deployment>(client, ns),
             with_uid(),
-            Watched {
-                kind: "deployments",
-                gone: not_kept,
-            },
-            starts.clone(),
-            tx.clone(),
-            shutdown.clone(),
+            watched("deployments", None),
             |o| Some((None, convert::deployment(o)?)),
         )),
         tokio::spawn(run(
             api::<types::Pod>(client, ns),
             with_uid(),
-            Watched {
-                kind: "pods",
-                gone: pod_gone,
-            },
-            starts.clone(),
-            tx.clone(),
-            shutdown.clone(),
+            watched("pods", Some(pod_gone)),
             |o| {
                 let (uid, pod) = convert::pod(o)?;
                 let key = format!("{uid}/{}", pod.name);
@@ -252,13 +229,7 @@ pub fn spawn(
         tokio::spawn(run(
             Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
             config(),
-            Watched {
-                kind: "configmaps",
-                gone: not_kept,
-            },
-            starts.clone(),
-            tx,
-            shutdown,
+            watched("configmaps", None),
             |o| {
                 let name = o.metadata.name.clone()?;
                 matches!(name.as_str(), "config-autoscaler" | "config-deployment").then(|| {
@@ -277,10 +248,13 @@ pub fn spawn(
 async fn run<K, F>(
     api: Api<K>,
     config: watcher::Config,
-    Watched { kind, gone }: Watched,
-    starts: WatchStarts,
-    tx: mpsc::Sender<Feed>,
-    shutdown: CancellationToken,
+    Watched {
+        kind,
+        gone,
+        starts,
+        tx,
+        shutdown,
+    }: Watched,
     convert: F,
 ) where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
@@ -316,18 +290,20 @@ async fn run<K, F>(
                 }
             }
             Ok(Event::Delete(o)) => {
-                if let Some((Some(key), _)) = convert(&o) {
+                if let (Some(gone), Some((Some(key), _))) = (gone, convert(&o)) {
                     seen.deleted(&key);
                     out.push(Feed::Observed(kind, Box::new(gone(&key)), replay.stamp()));
                 }
             }
             Ok(Event::InitDone) => {
                 seen.listed(|key| {
-                    out.push(Feed::Observed(
-                        kind,
-                        Box::new(gone(key)),
-                        Stamp::now(Via::Listed),
-                    ));
+                    if let Some(gone) = gone {
+                        out.push(Feed::Observed(
+                            kind,
+                            Box::new(gone(key)),
+                            Stamp::now(Via::Listed),
+                        ));
+                    }
                 });
                 failures = 0;
                 replay.listed();
