@@ -126,21 +126,21 @@ impl Engine {
         loop {
             let output = tokio::select! {
                 feed = rx.recv() => match feed {
-                    Some(feed) => {
-                        let out = self.on_feed(feed, &mut tracker, &mut kinds);
-                        self.write(out);
+                    Some(first) => {
                         // A burst (a relist, the catch-up after an outage) is measured
                         // event by event, each with its own stamp, but its facts are
                         // derived once for what was queued, not after every event.
                         // It ends where the lists are in, so that measuring begins
                         // (below) before the next observation, as it would unqueued.
-                        for _ in 1..BURST {
+                        let mut feed = Some(first);
+                        for _ in 0..BURST {
+                            let Some(f) = feed.take() else { break };
+                            let out = self.on_feed(f, &mut tracker, &mut kinds);
+                            self.write(out);
                             if kinds.lists_in && !tracker.is_synced() {
                                 break;
                             }
-                            let Ok(feed) = rx.try_recv() else { break };
-                            let out = self.on_feed(feed, &mut tracker, &mut kinds);
-                            self.write(out);
+                            feed = rx.try_recv().ok();
                         }
                         Output::default()
                     }
