@@ -74,17 +74,11 @@ fn identity(i: usize) -> RevisionIdentity {
     }
 }
 
-/// A watch event as the API server writes it: `type` before `object`, the order of the
-/// fields of Kubernetes' `WatchEvent` (a map of the two would sort `object` first, which
-/// makes serde buffer the whole object before it knows the variant).
+/// A watch event as the simulator's API server writes it, `type` before `object` as a
+/// real one does (the other way round, serde buffers the whole object before it knows
+/// the variant, and decoding alone runs at about half the speed).
 fn event(kind: &str, obj: &Value) -> Vec<u8> {
-    #[derive(serde::Serialize)]
-    struct Line<'a> {
-        #[serde(rename = "type")]
-        kind: &'a str,
-        object: &'a Value,
-    }
-    serde_json::to_vec(&Line { kind, object: obj }).unwrap()
+    scaling_facts_sim::api::event_line(kind, obj).to_vec()
 }
 
 /// The watch events of one wake and its scale-down, as an API server sends them.

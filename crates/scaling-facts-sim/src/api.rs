@@ -331,7 +331,9 @@ struct WatchEventLine<'a> {
     object: &'a Value,
 }
 
-fn event_line(kind: &str, object: &Value) -> Bytes {
+/// One line of a watch stream, newline included; public for benches that replay what
+/// the API server sends.
+pub fn event_line(kind: &str, object: &Value) -> Bytes {
     let mut line = serde_json::to_vec(&WatchEventLine { kind, object }).expect("plain data");
     line.push(b'\n');
     Bytes::from(line)
