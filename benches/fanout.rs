@@ -12,6 +12,8 @@
 //! and `FANOUT_CHANGES` override.
 
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write as _};
@@ -42,13 +44,7 @@ fn micros_now() -> u64 {
 
 /// The process's resident memory, from `/proc/self/status`.
 fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("VmRSS")
-        * 1024
+    figures::status_kib("self", "VmRSS:") * 1024
 }
 
 fn env_or(name: &str, default: usize) -> usize {

@@ -27,6 +27,10 @@ use scaling_facts_sim::knative::{
 };
 use scaling_facts_sim::objects::k8s_time;
 
+#[path = "common/figures.rs"]
+mod figures;
+use figures::median;
+
 /// Counts live heap bytes, for the memory figures.
 struct Counting;
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -254,11 +258,6 @@ fn tracker_with(n: usize, per_service: usize) -> Tracker {
     t.mark_synced(Stamp::now(Via::Listed));
     t.changed(Utc::now());
     t
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    xs[xs.len() / 2]
 }
 
 fn throughput() {

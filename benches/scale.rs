@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+#[path = "common/figures.rs"]
+mod figures;
+use figures::median;
+
 struct Round {
     ready_s: f64,
     synced_s: f64,
@@ -30,18 +34,7 @@ fn free_port() -> u16 {
 
 /// A field of `/proc/<pid>/status`, in MiB.
 fn status_mib(pid: u32, field: &str) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("procfs");
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"));
-    kib / 1024.0
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
+    figures::status_kib(&pid.to_string(), field) as f64 / 1024.0
 }
 
 /// Starts the service against `kubeconfig` with its store in `dir`.
