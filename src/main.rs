@@ -15,11 +15,14 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(config) => {
-            telemetry::init_logging(config.log_format);
+            let traces = telemetry::traces::Traces::from_env().context("setting up traces")?;
+            telemetry::init(config.log_format, &traces);
             let shutdown = CancellationToken::new();
             cancel_on_signals(shutdown.clone());
             let service = Service::build(&config, shutdown).await?;
-            service.run(&config).await
+            let ran = service.run(&config).await;
+            traces.shutdown().await;
+            ran
         }
         Command::Migrate(db) => {
             telemetry::init_logging(LogFormat::Text);

@@ -49,6 +49,7 @@ pub async fn bench_state(
         request_timeout: Duration::from_secs(5),
         max_body_bytes: 65_536,
         streams,
+        trace_requests: false,
     });
     (state, dir)
 }

@@ -66,6 +66,8 @@ pub struct Shared {
     pub max_body_bytes: usize,
     /// The caps on open event streams.
     pub streams: Arc<streams::StreamLimits>,
+    /// A span per request, joined to the caller's `traceparent` (traces are on).
+    pub trace_requests: bool,
 }
 
 impl std::ops::Deref for AppState {
@@ -124,7 +126,8 @@ pub fn app(state: AppState) -> request::Envelope<Router> {
         .http
         .prepare(doc.paths.paths.keys().map(String::as_str));
     let metrics = state.metrics.clone();
-    request::Envelope::new(router.fallback(no_route).with_state(state), metrics)
+    let traced = state.trace_requests;
+    request::Envelope::new(router.fallback(no_route).with_state(state), metrics, traced)
 }
 
 async fn no_route(req: Request) -> ApiError {

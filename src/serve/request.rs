@@ -30,6 +30,7 @@ use super::error::{PendingError, for_status};
 use super::ops::NotAnError;
 use crate::telemetry::http::RouteMetrics;
 use crate::telemetry::metrics::Metrics;
+use crate::telemetry::traces;
 
 /// The header that carries the request id, both ways. A constant, not a static: a static
 /// name is cloned at every use, a constant one built in place for nothing.
@@ -136,11 +137,17 @@ fn render_block() -> Bytes {
 pub struct Envelope<S> {
     inner: S,
     metrics: Arc<Metrics>,
+    /// Make a span per request (traces are on); when off, no span is made at all.
+    traced: bool,
 }
 
 impl<S> Envelope<S> {
-    pub fn new(inner: S, metrics: Arc<Metrics>) -> Self {
-        Self { inner, metrics }
+    pub fn new(inner: S, metrics: Arc<Metrics>, traced: bool) -> Self {
+        Self {
+            inner,
+            metrics,
+            traced,
+        }
     }
 }
 
@@ -164,8 +171,16 @@ where
         let id = request_id_of(&mut req);
         let route = self.metrics.http.for_path(req.uri().path());
         let method = req.method().clone();
+        let span = self
+            .traced
+            .then(|| traces::request_span(&method, route.name(), req.headers()));
+        let inner = match &span {
+            Some(span) => span.in_scope(|| self.inner.call(req)),
+            None => self.inner.call(req),
+        };
         Enveloped {
-            inner: self.inner.call(req),
+            inner,
+            span,
             done: Some(Done {
                 started,
                 id,
@@ -189,6 +204,8 @@ pin_project! {
     pub struct Enveloped<F> {
         #[pin]
         inner: F,
+        // The request's span, entered while the handler runs; None when traces are off.
+        span: Option<tracing::Span>,
         done: Option<Done>,
     }
 }
@@ -201,9 +218,18 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let _entered = this.span.as_ref().map(tracing::Span::enter);
         let Ok(response) = ready!(this.inner.poll(cx));
         let done = this.done.take().expect("polled after completion");
-        Poll::Ready(Ok(done.finish(response)))
+        let response = done.finish(response);
+        if let Some(span) = this.span.as_ref() {
+            let id = response
+                .headers()
+                .get(ID_HEADER)
+                .and_then(|v| v.to_str().ok());
+            traces::finish_request(span, response.status().as_u16(), id.unwrap_or(""));
+        }
+        Poll::Ready(Ok(response))
     }
 }
 

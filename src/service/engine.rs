@@ -326,8 +326,9 @@ impl Engine {
         }
     }
 
-    /// The one log line and the metrics of a recorded wake.
+    /// The one log line, the metrics and the span of a recorded wake.
     fn observe_wake(&self, key: &ServiceKey, w: &WakeRecord) {
+        crate::telemetry::traces::record_wake(key, w);
         tracing::info!(
             release = %w.release, revision = %w.revision, kind = %w.kind, outcome = %w.outcome,
             duration_ms = w.duration_ms, provisioning_ms = w.phases.provisioning_ms,

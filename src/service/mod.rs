@@ -102,6 +102,7 @@ impl Service {
             request_timeout: config.request_timeout(),
             max_body_bytes: config.max_body_bytes,
             streams: StreamLimits::new(config.max_streams, config.max_streams_per_token),
+            trace_requests: crate::telemetry::traces::on(),
         });
         Ok(Self {
             state,

@@ -182,10 +182,15 @@ pub async fn test_app(allow_anonymous_reads: bool) -> TestApp {
 }
 
 pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
+    AppState::new(shared_with(store, allow_anonymous_reads))
+}
+
+/// What [`state_with`] wraps, for a test that changes a field first.
+pub fn shared_with(store: Store, allow_anonymous_reads: bool) -> Shared {
     // The fixture's database is migrated and holds no history: loaded, as far as health goes.
     let components = Arc::new(scaling_facts::telemetry::components::Components::default());
     components.set_history(scaling_facts::telemetry::components::HistoryState::Loaded { wakes: 0 });
-    AppState::new(Shared {
+    Shared {
         book: Arc::new(FactsBook::new(Duration::from_secs(90))),
         store,
         tokens: tokens(),
@@ -198,7 +203,8 @@ pub fn state_with(store: Store, allow_anonymous_reads: bool) -> AppState {
         request_timeout: Duration::from_secs(5),
         max_body_bytes: 4_096,
         streams: scaling_facts::serve::streams::StreamLimits::new(6, 3),
-    })
+        trace_requests: false,
+    }
 }
 
 /// A simulator on a free loopback port, and a kube-rs client configured through the
