@@ -108,6 +108,9 @@ pub struct Tracker {
     last_facts: Map<String, u64>,
     /// Releases whose Service disappeared since the last `changed`.
     removed: Vec<String>,
+    /// Services deleted since the last `changed`, whatever became of their release: their
+    /// per-service metric series go with them.
+    services_gone: Vec<ServiceKey>,
     synced: bool,
     /// Wakes the last process had underway, continued once the lists are in.
     restored_open: Vec<OpenWake>,
@@ -133,6 +136,8 @@ pub struct Changes {
     /// time: a first sync of a large fleet would otherwise hold every report at once.
     pub reports: Vec<ServiceKey>,
     pub removed: Vec<String>,
+    /// Services deleted from the cluster.
+    pub services_gone: Vec<ServiceKey>,
     /// Every refused claim on a release key, when they changed.
     pub refused: Option<Vec<Refused>>,
 }
@@ -187,6 +192,7 @@ impl Tracker {
             Observation::ServiceGone { namespace, name } => {
                 let key = ServiceKey::new(&namespace, &name);
                 if self.services.remove(&key).is_some() {
+                    self.services_gone.push(key.clone());
                     match self.owners.remove(&key) {
                         // The next claimant speaks for the release now.
                         Some((_, Some(next))) => {
@@ -477,6 +483,7 @@ impl Tracker {
                 .into_iter()
                 .collect(),
             removed: std::mem::take(&mut self.removed),
+            services_gone: std::mem::take(&mut self.services_gone),
             refused: self.owners.take_changed().then(|| self.owners.refused()),
         }
     }

@@ -26,13 +26,13 @@ use super::off_the_clock;
 use super::spool::Write;
 use super::writer::Outbox;
 use crate::book::FactsBook;
-use crate::measure::observe::{ServiceKey, Stamp, Via};
+use crate::measure::observe::{Stamp, Via};
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::{Components, KindState};
-use crate::telemetry::metrics::{KindLabels, Metrics, ServiceLabels, WakeLabels};
+use crate::telemetry::metrics::{KindLabels, Metrics};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
-use scaling_facts_api::{Outcome, RefusedClaim, WakeRecord};
+use scaling_facts_api::RefusedClaim;
 
 /// A kind whose last error is older than this, with no success since, counts as
 /// recovered: a watch that resumed in a quiet cluster reports nothing.
@@ -59,6 +59,8 @@ struct Kinds {
     health: HashMap<&'static str, KindHealth>,
     /// Every kind was listed once.
     lists_in: bool,
+    /// When every kind was last healthy (the engine's start until then).
+    heard: Instant,
 }
 
 #[derive(Default)]
@@ -121,6 +123,7 @@ impl Engine {
         let mut kinds = Kinds {
             health: KINDS.iter().map(|k| (*k, KindHealth::default())).collect(),
             lists_in: false,
+            heard: Instant::now(),
         };
         let mut ticker = tokio::time::interval(TICK);
         loop {
@@ -156,10 +159,14 @@ impl Engine {
                     let now = Instant::now();
                     self.report(&kinds.health);
                     if kinds.health.values().all(|h| h.healthy(now)) {
+                        kinds.heard = now;
                         self.book.watch_heard(Utc::now());
                     } else {
                         self.book.watch_lost();
                     }
+                    self.metrics
+                        .watch_heard_age
+                        .set(now.duration_since(kinds.heard).as_secs_f64());
                     tracker.tick(Stamp::now(Via::Watched))
                 }
                 () = shutdown.cancelled() => break,
@@ -241,10 +248,25 @@ impl Engine {
         }
     }
 
-    /// Each kind's state, for `/health`.
+    /// Each kind's state, for `/health` and the metrics.
     fn report(&self, health: &HashMap<&'static str, KindHealth>) {
         let now = Instant::now();
+        let wall = Utc::now();
         for (kind, h) in health {
+            let labels = KindLabels {
+                kind: (*kind).to_owned(),
+            };
+            let age = h.last_event.map_or(0.0, |at| {
+                (wall - at).to_std().unwrap_or_default().as_secs_f64()
+            });
+            self.metrics
+                .watch_last_event_age
+                .get_or_create(&labels)
+                .set(age);
+            self.metrics
+                .watch_up
+                .get_or_create(&labels)
+                .set(i64::from(h.healthy(now)));
             self.components.set_kind(
                 kind,
                 KindState {
@@ -279,7 +301,7 @@ impl Engine {
             .collect();
         for r in output.wakes {
             tracing::trace!(wake = ?r.wake, "recorded");
-            self.observe_wake(&r.service, &r.wake);
+            crate::telemetry::wakes::observe(&self.metrics, &r.service, &r.wake);
             writes.push(Write::Wake(Box::new(r.wake)));
         }
         writes.extend(output.open.into_iter().map(Write::Open));
@@ -299,6 +321,9 @@ impl Engine {
         }
         for release in changes.removed {
             self.book.remove(&release);
+        }
+        for key in changes.services_gone {
+            self.metrics.forget_service(&key.namespace, &key.name);
         }
         if let Some(refused) = changes.refused {
             for r in &refused {
@@ -323,34 +348,6 @@ impl Engine {
                     })
                     .collect(),
             );
-        }
-    }
-
-    /// The one log line, the metrics and the span of a recorded wake.
-    fn observe_wake(&self, key: &ServiceKey, w: &WakeRecord) {
-        crate::telemetry::traces::record_wake(key, w);
-        tracing::info!(
-            release = %w.release, revision = %w.revision, kind = %w.kind, outcome = %w.outcome,
-            duration_ms = w.duration_ms, provisioning_ms = w.phases.provisioning_ms,
-            pulling_image_ms = w.phases.pulling_image_ms, starting_ms = w.phases.starting_ms,
-            precision = %w.precision, failure_reason = w.failure_reason.as_deref(),
-            requested_at = %w.requested_at.to_rfc3339(), "wake recorded"
-        );
-        let (namespace, service) = (key.namespace.to_string(), key.name.to_string());
-        self.metrics
-            .wakes
-            .get_or_create(&WakeLabels {
-                namespace: namespace.clone(),
-                service: service.clone(),
-                kind: w.kind.to_string(),
-                outcome: w.outcome.to_string(),
-            })
-            .inc();
-        if w.outcome == Outcome::Served {
-            self.metrics
-                .wake_duration
-                .get_or_create(&ServiceLabels { namespace, service })
-                .observe(w.duration_ms as f64 / 1000.0);
         }
     }
 }

@@ -70,7 +70,7 @@ impl Service {
             );
         }
         let store = Store::connect_lazy(&config.database).context("opening the store")?;
-        let metrics = Arc::new(Metrics::new());
+        let metrics = Arc::new(Metrics::with_request_timeout(config.request_timeout()));
         let components = Arc::new(Components::default());
         let spool_path = config.spool_path();
         let (spool, left) = match Spool::open(&spool_path) {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use axum::http::Method;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -33,6 +33,21 @@ pub struct RequestLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
     pub route: String,
+}
+
+/// The smallest latency bucket: a read from memory takes tens of microseconds.
+const FIRST_BUCKET_SECONDS: f64 = 0.000_05;
+
+/// How many doubling buckets from [`FIRST_BUCKET_SECONDS`] reach `timeout` (19 for the
+/// default 10 s: the last is about 13 s).
+fn latency_buckets(timeout: Duration) -> u16 {
+    let mut top = FIRST_BUCKET_SECONDS;
+    let mut n = 1;
+    while top < timeout.as_secs_f64() && n < 40 {
+        top *= 2.0;
+        n += 1;
+    }
+    n
 }
 
 /// The route label of a request no route matched.
@@ -71,7 +86,17 @@ pub struct RouteMetrics {
 #[derive(Debug, Clone)]
 struct Families {
     requests: Family<RequestLabels, Counter>,
-    duration: Family<RouteLabels, Histogram>,
+    duration: Family<RouteLabels, Histogram, Latency>,
+}
+
+/// Makes a route's latency histogram with the buckets the request timeout calls for.
+#[derive(Debug, Clone, Copy)]
+struct Latency(u16);
+
+impl MetricConstructor<Histogram> for Latency {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(exponential_buckets(FIRST_BUCKET_SECONDS, 2.0, self.0))
+    }
 }
 
 #[derive(Debug)]
@@ -85,17 +110,17 @@ pub struct HttpMetrics {
 }
 
 impl HttpMetrics {
-    pub fn register(registry: &mut Registry) -> Self {
+    /// Registers the families; latency buckets double from 50 µs until one reaches
+    /// `request_timeout`.
+    pub fn register(registry: &mut Registry, request_timeout: Duration) -> Self {
+        let buckets = latency_buckets(request_timeout);
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "http_requests",
             "HTTP requests by route, method and status class",
             requests.clone(),
         );
-        let duration = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
-            // 50 µs to about 1.6 s.
-            Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
-        });
+        let duration = Family::new_with_constructor(Latency(buckets));
         registry.register(
             "http_request_duration_seconds",
             "Time to produce the response headers, by route",
@@ -190,7 +215,7 @@ mod tests {
     #[test]
     fn series_are_counted_and_invented_methods_share_one() {
         let mut registry = Registry::default();
-        let http = HttpMetrics::register(&mut registry);
+        let http = HttpMetrics::register(&mut registry, Duration::from_secs(10));
         http.prepare(["/a/{x}"]);
         http.prepare(["/c"]);
         let ms = Duration::from_millis(1);
@@ -224,5 +249,20 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("POST"), "unused series stay out: {text}");
+        // The top bucket reaches the request timeout.
+        assert!(text.contains(r#"le="13.1072""#), "{text}");
+        assert!(!text.contains(r#"le="26.2144""#), "{text}");
+    }
+
+    #[test]
+    fn buckets_reach_the_timeout() {
+        for secs in [1, 10, 30, 600] {
+            let n = latency_buckets(Duration::from_secs(secs));
+            let top = FIRST_BUCKET_SECONDS * 2f64.powi(i32::from(n) - 1);
+            assert!(
+                top >= secs as f64 && top / 2.0 < secs as f64,
+                "{secs}: {top}"
+            );
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! number of series is bounded however many releases or clients there are.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -37,6 +39,27 @@ pub struct KindLabels {
     pub kind: String,
 }
 
+/// A served wake's phase: `provisioning`, `pulling_image` or `starting`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PhaseLabels {
+    pub namespace: String,
+    pub service: String,
+    pub phase: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: String,
+}
+
+/// The label values a wake's series take, to remove every series of a deleted Service.
+const WAKE_KINDS: [&str; 2] = ["initial", "wake"];
+const OUTCOMES: [&str; 3] = ["served", "aborted", "failed"];
+pub const PHASES: [&str; 3] = ["provisioning", "pulling_image", "starting"];
+
+/// A gauge of seconds.
+pub type Seconds = Gauge<f64, AtomicU64>;
+
 /// Every metric the service exports, registered once.
 #[derive(Debug)]
 pub struct Metrics {
@@ -48,7 +71,15 @@ pub struct Metrics {
     pub release_claims_refused: Gauge,
     pub wakes: Family<WakeLabels, Counter>,
     pub wake_duration: Family<ServiceLabels, Histogram>,
+    pub wake_phase_duration: Family<PhaseLabels, Histogram>,
     pub watch_errors: Family<KindLabels, Counter>,
+    /// 1 while a kind's watch is listed and not failing, else 0.
+    pub watch_up: Family<KindLabels, Gauge>,
+    /// Seconds since a kind's watch last delivered an object.
+    pub watch_last_event_age: Family<KindLabels, Seconds>,
+    /// Seconds since every watch was last healthy: `runtime` reads are `stale` past
+    /// `--stale-after-seconds`.
+    pub watch_heard_age: Seconds,
     pub store_retries: Counter,
     pub write_queue_depth: Gauge,
     pub spool_bytes: Gauge,
@@ -61,10 +92,33 @@ impl Default for Metrics {
     }
 }
 
+/// Histogram buckets for wake durations: 100 ms to about 27 min.
+fn wake_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.1, 2.0, 15))
+}
+
 impl Metrics {
+    /// The metrics, with HTTP latency buckets for the default 10 s request timeout.
     pub fn new() -> Self {
+        Self::with_request_timeout(Duration::from_secs(10))
+    }
+
+    /// The metrics, with HTTP latency buckets that reach `request_timeout`: a request cut
+    /// off by it still lands in a bucket of its own rather than only in `+Inf`.
+    pub fn with_request_timeout(request_timeout: Duration) -> Self {
         let mut registry = Registry::with_prefix("scaling_facts");
-        let http = HttpMetrics::register(&mut registry);
+        let build = Family::<BuildLabels, Gauge>::default();
+        registry.register(
+            "build_info",
+            "Always 1, labelled with the version of the running binary",
+            build.clone(),
+        );
+        build
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+            })
+            .set(1);
+        let http = HttpMetrics::register(&mut registry, request_timeout);
         let releases_known = Gauge::default();
         registry.register(
             "releases_known",
@@ -91,14 +145,36 @@ impl Metrics {
             "Recorded wakes by namespace, service, kind and outcome",
             wakes.clone(),
         );
-        let wake_duration = Family::<ServiceLabels, Histogram>::new_with_constructor(|| {
-            // 100 ms to about 27 min.
-            Histogram::new(exponential_buckets(0.1, 2.0, 15))
-        });
+        let wake_duration = Family::<ServiceLabels, Histogram>::new_with_constructor(wake_buckets);
         registry.register(
             "wake_duration_seconds",
             "Wake request to serving of served wakes, by namespace and service",
             wake_duration.clone(),
+        );
+        let wake_phase_duration =
+            Family::<PhaseLabels, Histogram>::new_with_constructor(wake_buckets);
+        registry.register(
+            "wake_phase_duration_seconds",
+            "Each phase of served wakes (provisioning, pulling_image, starting), by namespace and service",
+            wake_phase_duration.clone(),
+        );
+        let watch_up = Family::<KindLabels, Gauge>::default();
+        registry.register(
+            "watch_up",
+            "1 while the watch of a kind is listed and not failing",
+            watch_up.clone(),
+        );
+        let watch_last_event_age = Family::<KindLabels, Seconds>::default();
+        registry.register(
+            "watch_last_event_age_seconds",
+            "Seconds since the watch of a kind last delivered an object (long in a quiet cluster)",
+            watch_last_event_age.clone(),
+        );
+        let watch_heard_age = Seconds::default();
+        registry.register(
+            "watch_heard_age_seconds",
+            "Seconds since every watch was last healthy; runtime reads are stale past the configured limit",
+            watch_heard_age.clone(),
         );
         let watch_errors = Family::<KindLabels, Counter>::default();
         registry.register(
@@ -136,7 +212,11 @@ impl Metrics {
             writes_rejected,
             wakes,
             wake_duration,
+            wake_phase_duration,
             watch_errors,
+            watch_up,
+            watch_last_event_age,
+            watch_heard_age,
             store_retries,
             registry,
             http,
@@ -145,6 +225,31 @@ impl Metrics {
             sse_refused,
             release_claims_refused,
         }
+    }
+
+    /// Drops every per-service series of a deleted Service, so that the number of series
+    /// follows the fleet rather than everything it ever held.
+    pub fn forget_service(&self, namespace: &str, service: &str) {
+        let (namespace, service) = (namespace.to_owned(), service.to_owned());
+        for kind in WAKE_KINDS {
+            for outcome in OUTCOMES {
+                self.wakes.remove(&WakeLabels {
+                    namespace: namespace.clone(),
+                    service: service.clone(),
+                    kind: kind.to_owned(),
+                    outcome: outcome.to_owned(),
+                });
+            }
+        }
+        for phase in PHASES {
+            self.wake_phase_duration.remove(&PhaseLabels {
+                namespace: namespace.clone(),
+                service: service.clone(),
+                phase: phase.to_owned(),
+            });
+        }
+        self.wake_duration
+            .remove(&ServiceLabels { namespace, service });
     }
 
     /// The OpenMetrics text exposition.

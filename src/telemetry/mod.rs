@@ -7,6 +7,7 @@
 //! - [`metrics`]: Prometheus metrics with bounded labels (route, never a release key);
 //! - [`http`]: the per-request series, with a slot per series so that a request does not
 //!   hash its labels;
+//! - [`wakes`]: the log line, metrics and span of each recorded wake;
 //! - [`health`]: the readiness gate of ADR-025 and the warm-up tasks that open it;
 //! - [`components`]: what the watchers, the history load and the writer report of
 //!   themselves, for `/health`;
@@ -19,6 +20,7 @@ pub mod http;
 pub mod logs;
 pub mod metrics;
 pub mod traces;
+pub mod wakes;
 
 pub use error_chain::ErrorChain;
 
