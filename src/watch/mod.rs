@@ -1,5 +1,6 @@
 //! The Kubernetes side: kube-rs watchers on Knative Services, Revisions, PodAutoscalers,
-//! Deployments and Pods labelled with a revision, and the two Knative ConfigMaps.
+//! Deployments and Pods labelled with a revision, and the two Knative ConfigMaps, each
+//! watched by name so that the service's Role can be narrowed to them.
 //!
 //! Each watcher decodes slim types ([`types`]), converts them to observations
 //! ([`convert`]) stamped on arrival, and sends them down one channel, so the measurement
@@ -55,14 +56,19 @@ pub enum Feed {
     Failed(&'static str),
 }
 
-/// The kinds watched, as named in [`Feed`].
-pub const KINDS: [&str; 6] = [
+/// The Knative ConfigMaps read, each by its own watch: a watch narrowed by a field
+/// selector to one name is the only `list`/`watch` that RBAC's `resourceNames` permits.
+pub const CONFIG_MAPS: [&str; 2] = ["config-autoscaler", "config-deployment"];
+
+/// The kinds watched, as named in [`Feed`], health and metrics.
+pub const KINDS: [&str; 7] = [
     "services",
     "revisions",
     "podautoscalers",
     "deployments",
     "pods",
-    "configmaps",
+    "configmaps/config-autoscaler",
+    "configmaps/config-deployment",
 ];
 
 /// Where and what to watch.
@@ -178,7 +184,27 @@ pub fn spawn(
         tx: tx.clone(),
         shutdown: shutdown.clone(),
     };
-    vec![
+    let config_maps = CONFIG_MAPS
+        .into_iter()
+        .zip(&KINDS[5..])
+        .map(|(name, kind)| {
+            tokio::spawn(run(
+                Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
+                config().fields(&format!("metadata.name={name}")),
+                watched(kind, None),
+                move |o| {
+                    // The field selector already narrows the watch; a server that ignored it
+                    // must not feed another ConfigMap in.
+                    let got = o.metadata.name.as_deref().filter(|n| *n == name)?;
+                    let obs = Observation::ConfigMap {
+                        name: got.to_owned(),
+                        data: o.data.clone(),
+                    };
+                    Some((None, obs))
+                },
+            ))
+        });
+    let mut handles = vec![
         tokio::spawn(run(
             api::<types::KnativeService>(client, ns),
             config(),
@@ -226,22 +252,9 @@ pub fn spawn(
                 ))
             },
         )),
-        tokio::spawn(run(
-            Api::<types::ConfigMap>::namespaced(client.clone(), &s.knative_namespace),
-            config(),
-            watched("configmaps", None),
-            |o| {
-                let name = o.metadata.name.clone()?;
-                matches!(name.as_str(), "config-autoscaler" | "config-deployment").then(|| {
-                    let obs = Observation::ConfigMap {
-                        name,
-                        data: o.data.clone(),
-                    };
-                    (None, obs)
-                })
-            },
-        )),
-    ]
+    ];
+    handles.extend(config_maps);
+    handles
 }
 
 /// One watcher: never ends before `shutdown`, whatever the API server does.

@@ -93,15 +93,25 @@ impl WatchStarts {
     }
 }
 
-/// The resource plural of a request for a collection, and whether it is a watch
-/// (`?watch=true` or `?watch=1`).
+/// The watched kind a collection request is for, and whether it is a watch (`?watch=true`
+/// or `?watch=1`): its resource plural, followed by `/<name>` when a field selector
+/// narrows it to one object (the ConfigMaps, each watched by name, as the watch layer
+/// names them).
 fn collection<B>(req: &Request<B>) -> Option<(String, bool)> {
-    let watch = req
-        .uri()
-        .query()
-        .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
-    let plural = req.uri().path().rsplit('/').next()?.to_owned();
-    Some((plural, watch))
+    let query = req.uri().query().unwrap_or("");
+    let watch = query
+        .split('&')
+        .any(|kv| kv == "watch=true" || kv == "watch=1");
+    let mut kind = req.uri().path().rsplit('/').next()?.to_owned();
+    let named = query.split('&').find_map(|kv| {
+        kv.strip_prefix("fieldSelector=metadata.name%3D")
+            .or_else(|| kv.strip_prefix("fieldSelector=metadata.name="))
+    });
+    if let Some(name) = named {
+        kind.push('/');
+        kind.push_str(name);
+    }
+    Some((kind, watch))
 }
 
 impl<S> Layer<S> for WatchStarts {
@@ -170,6 +180,15 @@ mod tests {
         let starts = WatchStarts::default();
         let now = Instant::now();
         // A list, then a watch answered at once: live.
+        let named = Request::get(
+            "/api/v1/namespaces/knative-serving/configmaps?fieldSelector=metadata.name%3Dconfig-autoscaler&watch=true",
+        )
+        .body(())
+        .unwrap();
+        assert_eq!(
+            collection(&named),
+            Some(("configmaps/config-autoscaler".to_owned(), true))
+        );
         assert_eq!(starts.requested("pods", false, now), None);
         let list = starts.requested("pods", true, now);
         assert_eq!(list, Some(now));

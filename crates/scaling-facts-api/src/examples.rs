@@ -240,7 +240,8 @@ pub fn health() -> HealthReport {
                 "podautoscalers",
                 "deployments",
                 "pods",
-                "configmaps",
+                "configmaps/config-autoscaler",
+                "configmaps/config-deployment",
             ]
             .into_iter()
             .map(|kind| KindCheck {

@@ -83,7 +83,8 @@ pub struct WatchCheck {
     pub last_heard: Option<DateTime<Utc>>,
     pub stale: bool,
     /// Each watched kind (`services`, `revisions`, `podautoscalers`, `deployments`, `pods`,
-    /// `configmaps`); empty when the service does not watch Kubernetes.
+    /// `configmaps/config-autoscaler`, `configmaps/config-deployment`: each ConfigMap has a
+    /// watch of its own); empty when the service does not watch Kubernetes.
     #[serde(default)]
     pub kinds: Vec<KindCheck>,
 }

@@ -111,11 +111,26 @@ pub async fn handle(
         target.kind.plural,
         target.name.as_deref().unwrap_or("")
     );
-    let selector = match Selector::parse(query.get("labelSelector").map_or("", String::as_str)) {
+    let selector = match Selector::parse(query.get("labelSelector").map_or("", String::as_str))
+        .and_then(|s| s.with_fields(query.get("fieldSelector").map_or("", String::as_str)))
+    {
         Ok(s) => s,
         Err(e) => return status_error(StatusCode::BAD_REQUEST, "BadRequest", e),
     };
     let is_watch = query.get("watch").is_some_and(|v| v == "true" || v == "1");
+    cluster.audit.record(crate::audit::Authorized {
+        verb: crate::audit::verb(&method, target.name.is_some(), is_watch),
+        group: target.kind.group.to_owned(),
+        resource: match target.status {
+            true => format!("{}/status", target.kind.plural),
+            false => target.kind.plural.to_owned(),
+        },
+        namespace: target.namespace.clone(),
+        name: target
+            .name
+            .clone()
+            .or_else(|| crate::audit::selected_name(query.get("fieldSelector"))),
+    });
     let is_put = method == Method::PUT;
     match (method, target.name.as_deref()) {
         (Method::GET, None) if is_watch => watch(cluster, target, selector, &query),
@@ -395,7 +410,14 @@ fn watch(
         move |e: &StoredEvent| {
             e.kind == kind
                 && ns.as_deref().is_none_or(|n| n == e.namespace)
-                && selector.matches(&labels_of(&e.object))
+                && selector.matches_object(
+                    &labels_of(&e.object),
+                    e.object
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                    &e.namespace,
+                )
         }
     };
     // Under one lock: the starting point and the receiver, so that nothing is missed.

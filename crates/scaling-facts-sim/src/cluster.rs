@@ -23,6 +23,8 @@ pub struct Cluster {
     objects: Mutex<Objects>,
     pub faults: Faults,
     pub truth: Truth,
+    /// Every distinct request the API server was asked, as RBAC sees it.
+    pub audit: crate::audit::Audit,
     pub(crate) control: Control,
     bookmark_interval: Duration,
     /// Ends every background task of the simulator.
@@ -35,6 +37,7 @@ impl Cluster {
             objects: Mutex::new(Objects::new(scenario.history_events)),
             faults: Faults::default(),
             truth: Truth::default(),
+            audit: Default::default(),
             control: Control::new(scenario.seed, scenario.kpa_write_order),
             bookmark_interval: Duration::from_millis(scenario.bookmark_interval_ms.max(50)),
             shutdown,

@@ -4,6 +4,7 @@
 //!
 //! - [`resources`], [`selector`], [`objects`]: the API server's kinds, label selectors,
 //!   storage with one resourceVersion and a bounded history;
+//! - [`audit`]: every distinct request, as RBAC sees it;
 //! - [`api`]: list, watch, get, create, replace, patch, delete, status, over HTTP;
 //! - [`knative`], [`control`], [`lifecycle`]: Knative and the kubelet in miniature;
 //! - [`truth`], [`faults`], [`scenario`]: ground truth, fault injection, scenario files;
@@ -18,6 +19,7 @@
 
 pub mod admin;
 pub mod api;
+pub mod audit;
 pub mod cluster;
 pub mod control;
 pub mod faults;

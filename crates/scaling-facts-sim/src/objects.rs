@@ -267,7 +267,7 @@ impl Objects {
             .range((start, std::ops::Bound::Unbounded))
             .take_while(move |((k, _, _), _)| *k == kind)
             .filter(move |((_, ns, _), _)| namespace.is_none_or(|want| want == ns))
-            .filter(move |(_, obj)| selector.matches(&labels_of(obj)))
+            .filter(move |((_, ns, name), obj)| selector.matches_object(&labels_of(obj), name, ns))
             .map(|(_, obj)| obj)
     }
 

@@ -1,5 +1,9 @@
 //! Kubernetes label selectors, as sent in `labelSelector`: `k=v`, `k==v`, `k!=v`, `k`,
-//! `!k`, `k in (a,b)`, `k notin (a,b)`, joined by commas.
+//! `!k`, `k in (a,b)`, `k notin (a,b)`, joined by commas; and the field selectors every
+//! kind supports, as sent in `fieldSelector`: `metadata.name` and `metadata.namespace`
+//! with `=`, `==` or `!=`. Any other field is refused, as the API server refuses a field
+//! label it does not know. (A watch narrowed to one object by name is what RBAC's
+//! `resourceNames` allows for `list` and `watch`.)
 
 use std::collections::BTreeMap;
 
@@ -15,7 +19,10 @@ enum Term {
 
 /// A parsed selector; the empty selector matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selector(Vec<Term>);
+pub struct Selector(Vec<Term>, Vec<Term>);
+
+/// The fields a field selector may name, for every kind.
+const FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
 
 impl Selector {
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -27,7 +34,51 @@ impl Selector {
             }
             terms.push(parse_term(t).ok_or_else(|| format!("invalid selector term {t:?}"))?);
         }
-        Ok(Self(terms))
+        Ok(Self(terms, Vec::new()))
+    }
+
+    /// Adds the terms of a `fieldSelector`.
+    pub fn with_fields(mut self, text: &str) -> Result<Self, String> {
+        for raw in text.split(',') {
+            let t = raw.trim();
+            if t.is_empty() {
+                continue;
+            }
+            let term = parse_term(t).ok_or_else(|| format!("invalid field selector {t:?}"))?;
+            let field = match &term {
+                Term::Eq(k, _) | Term::NotEq(k, _) => k.as_str(),
+                _ => return Err(format!("invalid field selector {t:?}: only =, == and !=")),
+            };
+            if !FIELDS.contains(&field) {
+                return Err(format!("field label not supported: {field}"));
+            }
+            self.1.push(term);
+        }
+        Ok(self)
+    }
+
+    /// Whether an object, with its labels and its name and namespace, is selected.
+    pub fn matches_object(
+        &self,
+        labels: &BTreeMap<String, String>,
+        name: &str,
+        namespace: &str,
+    ) -> bool {
+        self.matches(labels)
+            && self.1.iter().all(|term| {
+                let value = |k: &str| {
+                    if k == "metadata.name" {
+                        name
+                    } else {
+                        namespace
+                    }
+                };
+                match term {
+                    Term::Eq(k, v) => value(k) == v,
+                    Term::NotEq(k, v) => value(k) != v,
+                    _ => false,
+                }
+            })
     }
 
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
@@ -118,5 +169,31 @@ mod tests {
             assert_eq!(Selector::parse(sel).unwrap().matches(&l), want, "{sel}");
         }
         assert!(Selector::parse("a in b").is_err());
+    }
+
+    #[test]
+    fn fields_by_name_and_namespace_only() {
+        let l = labels(&[("app", "shop")]);
+        let sel = |f: &str| Selector::parse("app=shop").unwrap().with_fields(f);
+        for (f, want) in [
+            ("", true),
+            ("metadata.name=config-autoscaler", true),
+            (
+                "metadata.name==config-autoscaler,metadata.namespace=knative-serving",
+                true,
+            ),
+            ("metadata.name=config-deployment", false),
+            ("metadata.namespace!=knative-serving", false),
+        ] {
+            assert_eq!(
+                sel(f)
+                    .unwrap()
+                    .matches_object(&l, "config-autoscaler", "knative-serving"),
+                want,
+                "{f}"
+            );
+        }
+        assert!(sel("spec.nodeName=a").is_err());
+        assert!(sel("metadata.name").is_err());
     }
 }
