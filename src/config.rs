@@ -61,6 +61,12 @@ pub struct DatabaseConfig {
     )]
     pub database_url: String,
 
+    /// A file holding the database URL (a mounted Secret), read once at start; when set
+    /// it takes the place of `--database-url`, so that a password need not sit in the
+    /// process's environment.
+    #[arg(long, env = "SCALING_FACTS_DATABASE_URL_FILE")]
+    pub database_url_file: Option<PathBuf>,
+
     /// Largest number of pooled database connections.
     #[arg(
         long,
@@ -79,6 +85,16 @@ pub struct DatabaseConfig {
 }
 
 impl DatabaseConfig {
+    /// Takes the URL from `--database-url-file` when one is given. Surrounding
+    /// whitespace is dropped: `kubectl create secret --from-file` keeps a final newline.
+    pub fn read_url_file(&mut self) -> std::io::Result<()> {
+        if let Some(path) = &self.database_url_file {
+            let url = std::fs::read_to_string(path)?;
+            self.database_url = url.trim().to_owned();
+        }
+        Ok(())
+    }
+
     pub fn acquire_timeout(&self) -> Duration {
         Duration::from_millis(self.database_acquire_timeout_ms)
     }
@@ -369,6 +385,24 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_url_file_takes_the_place_of_the_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("url");
+        std::fs::write(&file, "postgres://app:secret@db:5432/facts\n").unwrap();
+        let mut db = ServeConfig::defaults().database;
+        db.read_url_file().unwrap();
+        assert_eq!(
+            db.database_url, "sqlite://scaling-facts.db?mode=rwc",
+            "no file, no change"
+        );
+        db.database_url_file = Some(file);
+        db.read_url_file().unwrap();
+        assert_eq!(db.database_url, "postgres://app:secret@db:5432/facts");
+        db.database_url_file = Some(dir.path().join("missing"));
+        assert!(db.read_url_file().is_err());
     }
 
     /// README's configuration table names every environment variable with its default.

@@ -14,7 +14,11 @@ use scaling_facts::telemetry;
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(config) => {
+        Command::Serve(mut config) => {
+            config
+                .database
+                .read_url_file()
+                .context("reading --database-url-file")?;
             let traces = telemetry::traces::Traces::from_env().context("setting up traces")?;
             telemetry::init(config.log_format, &traces);
             let shutdown = CancellationToken::new();
@@ -24,8 +28,9 @@ async fn main() -> anyhow::Result<()> {
             traces.shutdown().await;
             ran
         }
-        Command::Migrate(db) => {
+        Command::Migrate(mut db) => {
             telemetry::init_logging(LogFormat::Text);
+            db.read_url_file().context("reading --database-url-file")?;
             let store = Store::connect(&db)
                 .await
                 .context("connecting to the database")?;

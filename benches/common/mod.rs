@@ -29,6 +29,7 @@ pub async fn bench_state(
     let url = format!("sqlite://{}/bench.db?mode=rwc", dir.path().display());
     let store = Store::connect(&DatabaseConfig {
         database_url: url,
+        database_url_file: None,
         database_max_connections: 2,
         database_acquire_timeout_ms: 5_000,
     })

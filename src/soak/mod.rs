@@ -125,6 +125,7 @@ pub async fn run(config: &SoakConfig) -> anyhow::Result<Outcome> {
         Ok(report) => {
             let store = Store::connect(&DatabaseConfig {
                 database_url: database_url.clone(),
+                database_url_file: None,
                 database_max_connections: 2,
                 database_acquire_timeout_ms: 5_000,
             })

@@ -42,6 +42,7 @@ enum Cleanup {
 pub fn db_config(url: &str) -> DatabaseConfig {
     DatabaseConfig {
         database_url: url.to_owned(),
+        database_url_file: None,
         database_max_connections: 4,
         database_acquire_timeout_ms: 5_000,
     }
