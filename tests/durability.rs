@@ -96,7 +96,10 @@ async fn a_store_missing_at_start_delays_no_fact_and_loses_no_wake() {
     assert_eq!(health["status"], "degraded");
     assert_eq!(health["store"]["status"], "down");
     assert_eq!(health["history"]["status"], "loading");
-    assert_eq!(health["watch"]["kinds"].as_array().unwrap().len(), 6);
+    assert_eq!(
+        health["watch"]["kinds"].as_array().unwrap().len(),
+        scaling_facts::watch::KINDS.len()
+    );
 
     // A wake while the store is down is measured, and waits in the spool.
     settle_initial(&cluster).await;

@@ -126,6 +126,35 @@ async fn a_request_with_traceparent_joins_the_callers_trace() {
     assert_eq!(line["span_id"], joined.span_context.span_id().to_string());
 }
 
+#[test]
+fn a_log_line_is_one_flat_object_with_ids_only_inside_a_span() {
+    let sink = Sink::default();
+    let writer = sink.clone();
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_subscriber::fmt::layer()
+            .event_format(JsonLines)
+            .with_writer(move || writer.clone()),
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::warn!(
+            release = "shop.prod",
+            took_ms = 12u64,
+            ok = true,
+            "a \"quoted\" word"
+        );
+    });
+    let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(line["level"], "WARN");
+    assert_eq!(line["message"], "a \"quoted\" word");
+    assert_eq!(line["release"], "shop.prod");
+    assert_eq!(line["took_ms"], 12);
+    assert_eq!(line["ok"], true);
+    assert!(line.get("trace_id").is_none(), "no span, no ids: {line}");
+    assert!(line["timestamp"].as_str().unwrap().ends_with('Z'));
+}
+
 const SCENARIO: &str = r#"
 seed: 5
 services:
