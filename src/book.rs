@@ -181,6 +181,11 @@ impl FactsBook {
         keys
     }
 
+    /// Some release's key, whichever the map holds first; None when the book is empty.
+    pub fn any_release(&self) -> Option<String> {
+        self.read().keys().next().cloned()
+    }
+
     pub fn len(&self) -> usize {
         self.read().len()
     }

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod history;
 pub mod retention;
 pub mod spool;
+pub mod warm;
 pub mod writer;
 
 /// Errors of the service layer that are not the store's.
@@ -218,6 +219,11 @@ impl Service {
         let warmup = {
             let state = state.clone();
             let ceiling = config.warmup_ceiling();
+            // Once the releases are in the book, the hot reads are asked over the socket.
+            let then = vec![WarmupTask::new(
+                "self-requests",
+                warm::self_requests(addr, state.book.clone()),
+            )];
             tokio::spawn(async move {
                 // Never ready with an empty book while the cluster may have releases: the
                 // releases' kinds must have been listed, however long that takes.
@@ -230,7 +236,7 @@ impl Service {
                     let _ = releases_listed.wait_for(|l| *l).await;
                 };
                 tokio::select! {
-                    () = state.readiness.warm_up(tasks, ceiling, hold) => {}
+                    () = state.readiness.warm_up(tasks, ceiling, hold, then) => {}
                     () = state.shutdown.cancelled() => {}
                 }
             })

@@ -59,19 +59,23 @@ impl Readiness {
     }
 
     /// Runs every task in parallel, each under `ceiling`, then waits for `hold` (which has
-    /// no ceiling) and opens the gate. A task that hits the ceiling is dropped (and so
-    /// cancelled), not left running. `hold` is for what the service must never be ready
-    /// without: an empty book while the cluster has releases would answer 404 for all.
+    /// no ceiling), then runs the `then` tasks the same way, and opens the gate. A task
+    /// that hits the ceiling is dropped (and so cancelled), not left running. `hold` is for
+    /// what the service must never be ready without: an empty book while the cluster has
+    /// releases would answer 404 for all. `then` is for what needs it: the self-requests
+    /// read a release the book holds.
     pub async fn warm_up(
         &self,
         tasks: Vec<WarmupTask>,
         ceiling: Duration,
         hold: impl std::future::Future<Output = ()>,
+        then: Vec<WarmupTask>,
     ) {
         {
             let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
             *reports = tasks
                 .iter()
+                .chain(&then)
                 .map(|t| WarmupReport {
                     task: t.name.to_owned(),
                     outcome: WarmupOutcome::Pending,
@@ -79,6 +83,16 @@ impl Readiness {
                 })
                 .collect();
         }
+        let first = tasks.len();
+        self.run_all(0, tasks, ceiling).await;
+        hold.await;
+        self.run_all(first, then, ceiling).await;
+        self.open.store(true, Ordering::Release);
+        tracing::info!("readiness open");
+    }
+
+    /// Runs `tasks` in parallel, each under `ceiling`, reporting them from report `offset`.
+    async fn run_all(&self, offset: usize, tasks: Vec<WarmupTask>, ceiling: Duration) {
         let runs = tasks.into_iter().enumerate().map(|(i, task)| async move {
             let started = Instant::now();
             let outcome = match tokio::time::timeout(ceiling, task.run).await {
@@ -92,13 +106,10 @@ impl Readiness {
                 other => tracing::warn!(task = task.name, outcome = ?other, "warm-up task did not succeed; opening readiness anyway"),
             }
             let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
-            reports[i].outcome = outcome;
-            reports[i].took_ms = Some(took.as_millis() as u64);
+            reports[offset + i].outcome = outcome;
+            reports[offset + i].took_ms = Some(took.as_millis() as u64);
         });
         join_all(runs).await;
-        hold.await;
-        self.open.store(true, Ordering::Release);
-        tracing::info!("readiness open");
     }
 }
 
@@ -115,7 +126,8 @@ mod tests {
             WarmupTask::new("fails", async { Err("store down".to_owned()) }),
             WarmupTask::new("hangs", futures::future::pending()),
         ];
-        r.warm_up(tasks, Duration::from_secs(5), async {}).await;
+        r.warm_up(tasks, Duration::from_secs(5), async {}, Vec::new())
+            .await;
         assert!(r.is_open());
         let outcomes: Vec<_> = r.reports().into_iter().map(|r| r.outcome).collect();
         assert_eq!(
@@ -126,5 +138,26 @@ mod tests {
                 WarmupOutcome::TimedOut
             ]
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_later_tasks_run_after_the_hold() {
+        let r = Readiness::new();
+        let held = Arc::new(AtomicBool::new(false));
+        let (h, seen) = (held.clone(), held.clone());
+        let then = vec![WarmupTask::new("after", async move {
+            match seen.load(Ordering::Acquire) {
+                true => Ok(()),
+                false => Err("ran before the hold".into()),
+            }
+        })];
+        let hold = async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            h.store(true, Ordering::Release);
+        };
+        r.warm_up(Vec::new(), Duration::from_secs(5), hold, then)
+            .await;
+        assert!(r.is_open());
+        assert_eq!(r.reports()[0].outcome, WarmupOutcome::Ok);
     }
 }
