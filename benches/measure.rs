@@ -208,6 +208,7 @@ fn tracker_with(n: usize, per_service: usize) -> Tracker {
                     release: format!("{}.{}", id.service, id.namespace),
                     created: None,
                     traffic: vec![(fleet_identity(i + per_service - 1, per_service).name, 100)],
+                    depends_on: Vec::new(),
                 }),
                 Stamp::now(Via::Listed),
             );

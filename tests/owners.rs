@@ -20,6 +20,7 @@ fn service(t: &mut Tracker, ns: &str, name: &str, created: i64) {
             release: "rel-1".into(),
             created: Some(self::t(created)),
             traffic: vec![(format!("{name}-00001"), 100)],
+            depends_on: Vec::new(),
         }),
         Stamp::now(Via::Watched),
     );

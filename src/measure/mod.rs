@@ -12,9 +12,11 @@
 //!   orders by itself; [`machine::dating`] is the one place that dates a change;
 //! - [`stats`]: per-revision windows, histograms and reports;
 //! - [`tracker`]: every revision's machine and stats, and the release facts they make;
+//! - [`depends`]: the releases a release declares it calls, and which to wake with it;
 //! - [`facts`]: a release's facts, ready to be put in the shape the v1 API returns
 //!   (`scaling_facts_api`).
 
+pub mod depends;
 pub mod facts;
 pub mod histogram;
 pub mod knobs;

@@ -200,6 +200,8 @@ pub struct ServiceSnap {
     pub created: Option<DateTime<Utc>>,
     /// `status.traffic` entries with percent > 0.
     pub traffic: Vec<(String, u32)>,
+    /// The releases it declares it calls (`scaling-facts.io/depends-on`).
+    pub depends_on: Vec<String>,
 }
 
 /// One thing the watcher saw.

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::types::{self, Condition, Conditions};
+use crate::measure::depends;
 use crate::measure::observe::{
     Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, RevisionSnap,
     ServiceSnap, version_number,
@@ -83,6 +84,13 @@ pub fn service(s: &types::KnativeService, release_label: &str) -> ServiceSnap {
             .collect(),
         uid: s.metadata.uid.clone().unwrap_or_default(),
         created: s.metadata.creation_timestamp.as_ref().map(time),
+        depends_on: s
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(depends::ANNOTATION))
+            .map(|v| depends::parse(v))
+            .unwrap_or_default(),
         namespace: ns,
         name: n,
         release,
@@ -218,4 +226,33 @@ pub fn pod(p: &types::Pod) -> Option<(String, PodSnap)> {
                 .map(|t| t.exit_code),
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_service_declares_the_releases_it_calls() {
+        let s: types::KnativeService = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "web", "namespace": "shop", "uid": "u1",
+                "labels": {"scaling-facts.io/release-uid": "r-web"},
+                "annotations": {"scaling-facts.io/depends-on": "cart.shop, r-pay"}
+            }
+        }))
+        .unwrap();
+        let snap = service(&s, "scaling-facts.io/release-uid");
+        assert_eq!(snap.release, "r-web");
+        assert_eq!(snap.depends_on, ["cart.shop", "r-pay"]);
+        let plain: types::KnativeService = serde_json::from_value(
+            serde_json::json!({"metadata": {"name": "cart", "namespace": "shop"}}),
+        )
+        .unwrap();
+        let snap = service(&plain, "scaling-facts.io/release-uid");
+        assert_eq!(
+            (snap.release.as_str(), snap.depends_on.len()),
+            ("cart.shop", 0)
+        );
+    }
 }

@@ -181,6 +181,7 @@ impl World {
             release: format!("{SERVICE}.{NAMESPACE}"),
             created: None,
             traffic,
+            depends_on: Vec::new(),
         };
         let gone = Observation::ServiceGone {
             namespace: NAMESPACE.into(),
