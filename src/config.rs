@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+mod act;
 mod measure;
+pub use act::ActConfig;
 pub use measure::MeasureConfig;
 
 /// scaling-facts: measures Knative wakes per revision and serves the scaling facts.
@@ -210,6 +212,9 @@ pub struct ServeConfig {
 
     #[command(flatten)]
     pub measure: MeasureConfig,
+
+    #[command(flatten)]
+    pub act: ActConfig,
 }
 
 impl ServeConfig {

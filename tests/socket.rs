@@ -32,6 +32,7 @@ fn config(db_url: &str, tokens: &std::path::Path) -> ServeConfig {
             watch_kubernetes: false,
             ..common::serve_defaults().measure
         },
+        act: common::serve_defaults().act,
     }
 }
 

@@ -38,6 +38,29 @@ pub struct Targets {
     pub itself: bool,
 }
 
+/// What waking `release`, which declares `declared`, asks for, given which releases exist
+/// and which are at zero.
+pub fn targets(
+    release: &str,
+    declared: &[String],
+    exists: impl Fn(&str) -> bool,
+    at_zero: impl Fn(&str) -> bool,
+) -> Targets {
+    let mut t = Targets::default();
+    for dep in declared {
+        if dep == release {
+            t.itself = true;
+        } else if !exists(dep) {
+            t.unknown.push(dep.clone());
+        } else if at_zero(dep) {
+            t.wake.push(dep.clone());
+        } else {
+            t.awake.push(dep.clone());
+        }
+    }
+    t
+}
+
 /// Every release's declarations.
 #[derive(Debug, Default, Clone)]
 pub struct Graph {
@@ -69,19 +92,7 @@ impl Graph {
         exists: impl Fn(&str) -> bool,
         at_zero: impl Fn(&str) -> bool,
     ) -> Targets {
-        let mut t = Targets::default();
-        for dep in self.declared(release) {
-            if dep == release {
-                t.itself = true;
-            } else if !exists(dep) {
-                t.unknown.push(dep.clone());
-            } else if at_zero(dep) {
-                t.wake.push(dep.clone());
-            } else {
-                t.awake.push(dep.clone());
-            }
-        }
-        t
+        targets(release, self.declared(release), exists, at_zero)
     }
 
     /// Every cycle of declarations, each once, as the releases along it starting from its

@@ -21,18 +21,20 @@ use futures::FutureExt;
 use tokio::sync::{mpsc, watch as signal};
 use tokio_util::sync::CancellationToken;
 
+use super::deps::DependencyWakes;
 use super::history::History;
 use super::off_the_clock;
 use super::spool::Write;
 use super::writer::Outbox;
 use crate::book::FactsBook;
+use crate::measure::depends;
 use crate::measure::observe::{Stamp, Via};
 use crate::measure::tracker::{Output, Tracker, TrackerSettings};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::{Components, KindState};
 use crate::telemetry::metrics::{KindLabels, Metrics};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
-use scaling_facts_api::RefusedClaim;
+use scaling_facts_api::{RefusedClaim, RuntimeState};
 
 /// A kind whose last error is older than this, with no success since, counts as
 /// recovered: a watch that resumed in a quiet cluster reports nothing.
@@ -94,6 +96,8 @@ pub struct Engine {
     /// Becomes true once the kinds the releases come from were listed: the book holds
     /// every release the cluster has.
     pub releases_listed: signal::Sender<bool>,
+    /// Wakes declared dependencies when a release starts waking; None when not configured.
+    pub deps: Option<Arc<DependencyWakes>>,
 }
 
 impl Engine {
@@ -184,6 +188,9 @@ impl Engine {
                 self.synced.send_replace(true);
                 self.publish(&mut tracker, out);
             }
+        }
+        if let Some(deps) = &self.deps {
+            deps.kill();
         }
         for w in watchers {
             w.abort();
@@ -308,10 +315,38 @@ impl Engine {
         self.outbox.push(writes);
     }
 
+    /// A release whose facts say waking: if the book did not, it starts now, and its
+    /// declared dependencies at zero are woken with it.
+    fn starts_waking(&self, tracker: &Tracker, release: &str) {
+        let Some(deps) = &self.deps else { return };
+        let declared = tracker.declared_dependencies(release);
+        let was = self.book.get(release).map(|e| e.facts.state);
+        if declared.is_empty() || was == Some(RuntimeState::Waking) {
+            return;
+        }
+        for cycle in tracker.dependency_graph().cycles() {
+            if cycle.iter().any(|r| r == release) {
+                tracing::warn!(%release, cycle = %cycle.join(" -> "), "declared dependencies form a cycle; each is woken at most once");
+            }
+        }
+        let book = &self.book;
+        let targets = depends::targets(
+            release,
+            declared,
+            |r| book.get(r).is_some(),
+            |r| super::deps::at_zero(book, r),
+        );
+        let sent = deps.on_waking(release, &targets);
+        self.metrics.dependency_wakes.inc_by(sent.len() as u64);
+    }
+
     /// The facts and cold-start reports that changed since the last call, into the book.
     fn derive(&self, tracker: &mut Tracker) {
         let changes = tracker.changed(Utc::now());
         for f in changes.facts {
+            if f.state == RuntimeState::Waking {
+                self.starts_waking(tracker, &f.release);
+            }
             self.book.upsert(f);
         }
         for key in &changes.reports {

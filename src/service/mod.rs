@@ -13,6 +13,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub mod deps;
 pub mod engine;
 pub mod history;
 pub mod retention;
@@ -68,6 +69,12 @@ impl Service {
         if tokens.is_empty() && !config.allow_anonymous_reads {
             tracing::warn!(
                 "no tokens and anonymous reads disabled: every /v1 request will get 401"
+            );
+        }
+        if let Some(url) = &config.act.dependency_wake_url {
+            anyhow::ensure!(
+                url.starts_with("http://"),
+                "SCALING_FACTS_DEPENDENCY_WAKE_URL must be an http:// URL, not {url}"
             );
         }
         let store = Store::connect_lazy(&config.database).context("opening the store")?;
@@ -187,7 +194,15 @@ impl Service {
         let (releases_tx, mut releases_listed) = tokio::sync::watch::channel(false);
         let engine = if config.measure.watch_kubernetes {
             let (synced, mut synced_rx) = tokio::sync::watch::channel(false);
+            let deps = config.act.dependency_wake_url.clone().map(|url| {
+                Arc::new(deps::DependencyWakes::new(
+                    url,
+                    config.act.dependency_wake_cooldown(),
+                    state.book.clone(),
+                ))
+            });
             let engine = Engine {
+                deps,
                 book: state.book.clone(),
                 metrics: state.metrics.clone(),
                 components: state.components.clone(),

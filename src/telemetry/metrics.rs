@@ -81,6 +81,8 @@ pub struct Metrics {
     /// `--stale-after-seconds`.
     pub watch_heard_age: Seconds,
     pub store_retries: Counter,
+    /// Requests sent to wake a declared dependency at zero.
+    pub dependency_wakes: Counter,
     pub write_queue_depth: Gauge,
     pub spool_bytes: Gauge,
     pub writes_rejected: Counter,
@@ -182,6 +184,12 @@ impl Metrics {
             "Kubernetes watch errors by kind",
             watch_errors.clone(),
         );
+        let dependency_wakes = Counter::default();
+        registry.register(
+            "dependency_wakes",
+            "Requests sent to wake a release at zero because a release that declares it started waking",
+            dependency_wakes.clone(),
+        );
         let store_retries = Counter::default();
         registry.register(
             "store_retries",
@@ -218,6 +226,7 @@ impl Metrics {
             watch_last_event_age,
             watch_heard_age,
             store_retries,
+            dependency_wakes,
             registry,
             http,
             releases_known,

@@ -37,6 +37,7 @@ impl<P: Platform> Platform for Arc<P> {
     }
 }
 
+#[cfg(feature = "http")]
 impl Platform for super::Client {
     async fn scaling(&self, release: &str) -> Option<Scaling> {
         super::Client::scaling(self, release).await.ok()
