@@ -129,7 +129,7 @@ pub async fn handle(
         name: target
             .name
             .clone()
-            .or_else(|| crate::audit::selected_name(query.get("fieldSelector"))),
+            .or_else(|| selector.selected_name().map(str::to_owned)),
     });
     let is_put = method == Method::PUT;
     match (method, target.name.as_deref()) {

@@ -55,15 +55,3 @@ pub(crate) fn verb(method: &Method, named: bool, watch: bool) -> &'static str {
         _ => "unknown",
     }
 }
-
-/// The name a field selector narrows a collection request to, as the authorizer reads it.
-pub(crate) fn selected_name(field_selector: Option<&String>) -> Option<String> {
-    field_selector?
-        .split(',')
-        .find_map(|t| {
-            let t = t.trim();
-            t.strip_prefix("metadata.name==")
-                .or_else(|| t.strip_prefix("metadata.name="))
-        })
-        .map(str::to_owned)
-}

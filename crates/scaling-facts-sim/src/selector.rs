@@ -57,6 +57,15 @@ impl Selector {
         Ok(self)
     }
 
+    /// The one name a field selector narrows to (`metadata.name=<name>`), as an
+    /// authorizer reads it.
+    pub fn selected_name(&self) -> Option<&str> {
+        self.1.iter().find_map(|term| match term {
+            Term::Eq(k, v) if k == "metadata.name" => Some(v.as_str()),
+            _ => None,
+        })
+    }
+
     /// Whether an object, with its labels and its name and namespace, is selected.
     pub fn matches_object(
         &self,
@@ -193,6 +202,9 @@ mod tests {
                 "{f}"
             );
         }
+        let named = sel("metadata.namespace=k,metadata.name==config-autoscaler").unwrap();
+        assert_eq!(named.selected_name(), Some("config-autoscaler"));
+        assert_eq!(sel("metadata.name!=x").unwrap().selected_name(), None);
         assert!(sel("spec.nodeName=a").is_err());
         assert!(sel("metadata.name").is_err());
     }
