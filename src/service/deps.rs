@@ -13,14 +13,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::http::{Request, Uri, header};
-use bytes::Bytes;
-use http_body_util::Empty;
-use hyper_util::rt::TokioIo;
+use axum::http::{Uri, header};
 use scaling_facts_client::caller::{Transport, TransportError};
 use scaling_facts_client::prewarm::Prewarmer;
 use tokio::task::JoinHandle;
 
+use super::get::Connection;
 use crate::book::FactsBook;
 use crate::measure::depends::Targets;
 use scaling_facts_api::RuntimeState;
@@ -63,26 +61,18 @@ impl Transport for Activator {
             return Err(fail("not an http:// URL:", &""));
         };
         let port = uri.port_u16().unwrap_or(80);
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
         let send = async {
-            let stream = tokio::net::TcpStream::connect((host, port))
+            let mut connection = Connection::open(host, port)
                 .await
-                .map_err(|e| fail("connecting to", &e))?;
-            let (mut sender, connection) =
-                hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                    .await
-                    .map_err(|e| fail("handshake with", &e))?;
-            tokio::spawn(connection);
-            let authority = uri.authority().map(|a| a.to_string()).unwrap_or_default();
-            let request = Request::get(uri.path_and_query().map_or("/", |p| p.as_str()))
-                .header(header::HOST, authority)
-                .header(header::USER_AGENT, "scaling-facts (dependency wake)")
-                .body(Empty::<Bytes>::new())
-                .map_err(|e| fail("building a request for", &e))?;
-            let response = sender
-                .send_request(request)
+                .map_err(TransportError::Unavailable)?;
+            let agent = (header::USER_AGENT, "scaling-facts (dependency wake)");
+            let status = connection
+                .get(path, &[agent])
                 .await
-                .map_err(|e| fail("requesting", &e))?;
-            tracing::info!(%release, status = response.status().as_u16(), "dependency woken");
+                .map_err(TransportError::Unavailable)?;
+            tracing::info!(%release, status = status.as_u16(), "dependency woken");
+            connection.close().await;
             Ok(())
         };
         tokio::time::timeout(self.timeout, send)

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 pub mod deps;
 pub mod engine;
+pub mod get;
 pub mod history;
 pub mod retention;
 pub mod spool;

@@ -17,12 +17,9 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-use axum::http::{Request, header};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
+use axum::http::HeaderName;
 
+use super::get::Connection;
 use crate::book::FactsBook;
 use scaling_facts_api::REQUEST_ID_HEADER;
 
@@ -47,41 +44,15 @@ pub async fn self_requests(bound: SocketAddr, book: Arc<FactsBook>) -> Result<()
         return Ok(());
     };
     let addr = reachable(bound);
-    let stream = TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connecting to {addr}: {e}"))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| format!("HTTP handshake with {addr}: {e}"))?;
-    let driving = tokio::spawn(connection);
-    // A release key is one path segment; encode what a key may hold that a path may not.
-    let segment: String = release
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
+    let mut connection = Connection::open(&addr.ip().to_string(), addr.port()).await?;
+    // A release key is a label value or `<name>.<namespace>`: letters, digits, `-`, `_`
+    // and `.`, which a path segment holds as they are.
     let mut result = Ok(());
     for read in ["scaling", "runtime"] {
-        let path = format!("/v1/releases/{segment}/{read}");
-        let request = Request::get(&path)
-            .header(header::HOST, addr.to_string())
-            .header(REQUEST_ID_HEADER, REQUEST_ID)
-            .body(Empty::<Bytes>::new())
-            .expect("a valid request");
+        let path = format!("/v1/releases/{release}/{read}");
         let started = std::time::Instant::now();
-        let answered = async {
-            sender.ready().await?;
-            let response = sender.send_request(request).await?;
-            let status = response.status();
-            response.into_body().collect().await?;
-            Ok::<_, hyper::Error>(status)
-        }
-        .await;
-        match answered {
+        let id = HeaderName::from_static(REQUEST_ID_HEADER);
+        match connection.get(&path, &[(id, REQUEST_ID)]).await {
             Ok(status) => tracing::info!(
                 path,
                 status = status.as_u16(),
@@ -89,13 +60,12 @@ pub async fn self_requests(bound: SocketAddr, book: Arc<FactsBook>) -> Result<()
                 "self-request answered"
             ),
             Err(e) => {
-                result = Err(format!("GET {path}: {e}"));
+                result = Err(e);
                 break;
             }
         }
     }
-    drop(sender);
-    let _ = driving.await;
+    connection.close().await;
     result
 }
 
