@@ -2,13 +2,14 @@
 //! `scaling-facts.io/depends-on: <release>,<release>` (ADR 0041, open question 3), and
 //! which of them to wake when it starts waking.
 //!
-//! Pure: the caller says which releases exist and which are at zero; this decides. A
+//! Pure: the caller says what each release declares, which releases exist and which are
+//! at zero; this decides. A
 //! declaration is read as written and never trusted: a release naming itself, a release
 //! the cluster does not have, and a cycle of declarations are each reported, and none of
 //! them makes anything wake twice. A cycle needs no special stop here: a release in it is
 //! woken only while it is at zero, so the wake that comes back round finds it waking.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The annotation on a Knative Service that lists the releases it calls.
 pub const ANNOTATION: &str = "scaling-facts.io/depends-on";
@@ -61,67 +62,37 @@ pub fn targets(
     t
 }
 
-/// Every release's declarations.
-#[derive(Debug, Default, Clone)]
-pub struct Graph {
-    declared: BTreeMap<String, Vec<String>>,
+/// Every cycle of declarations through `start`, each once, as the releases along it
+/// from `start` (`a -> b -> a` is `[a, b]`), following `declared` from `start` only: what
+/// the rest of the fleet declares is never read. A release naming itself is not listed
+/// here; [`Targets::itself`] reports it.
+pub fn cycles_through<'a>(
+    start: &str,
+    declared: impl Fn(&str) -> &'a [String],
+) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let mut path = vec![start.to_owned()];
+    walk(&declared, &mut path, &mut found);
+    found
 }
 
-impl Graph {
-    /// Sets (or, with an empty list, clears) what `release` declares.
-    pub fn declare(&mut self, release: &str, depends_on: Vec<String>) {
-        if depends_on.is_empty() {
-            self.declared.remove(release);
-        } else {
-            self.declared.insert(release.to_owned(), depends_on);
+/// Depth-first from the last release of `path`, noting each return to its first.
+fn walk<'a>(
+    declared: &impl Fn(&str) -> &'a [String],
+    path: &mut Vec<String>,
+    found: &mut Vec<Vec<String>>,
+) {
+    let at = path.last().expect("a path starts with its release").clone();
+    for next in declared(&at) {
+        if *next == at {
+            continue;
         }
-    }
-
-    pub fn forget(&mut self, release: &str) {
-        self.declared.remove(release);
-    }
-
-    pub fn declared(&self, release: &str) -> &[String] {
-        self.declared.get(release).map_or(&[], Vec::as_slice)
-    }
-
-    /// What waking `release` asks for, given which releases exist and which are at zero.
-    pub fn targets(
-        &self,
-        release: &str,
-        exists: impl Fn(&str) -> bool,
-        at_zero: impl Fn(&str) -> bool,
-    ) -> Targets {
-        targets(release, self.declared(release), exists, at_zero)
-    }
-
-    /// Every cycle of declarations, each once, as the releases along it starting from its
-    /// smallest key (`a -> b -> a` is `[a, b]`). A release naming itself is not listed
-    /// here; [`Targets::itself`] reports it.
-    pub fn cycles(&self) -> Vec<Vec<String>> {
-        let mut found = BTreeSet::new();
-        for start in self.declared.keys() {
-            let mut path = vec![start.clone()];
-            self.walk(start, &mut path, &mut found);
-        }
-        found.into_iter().collect()
-    }
-
-    /// Depth-first from the last release of `path`, noting each return to its first.
-    /// Only paths whose first release is their smallest are followed to the end, so each
-    /// cycle is found from one place.
-    fn walk(&self, at: &str, path: &mut Vec<String>, found: &mut BTreeSet<Vec<String>>) {
-        for next in self.declared(at) {
-            if next == at {
-                continue;
-            }
-            if *next == path[0] {
-                found.insert(path.clone());
-            } else if next > &path[0] && !path.contains(next) {
-                path.push(next.clone());
-                self.walk(next, path, found);
-                path.pop();
-            }
+        if *next == path[0] {
+            found.push(path.clone());
+        } else if !path.contains(next) {
+            path.push(next.clone());
+            walk(declared, path, found);
+            path.pop();
         }
     }
 }
@@ -129,17 +100,20 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
-    fn graph(edges: &[(&str, &str)]) -> Graph {
-        let mut g = Graph::default();
-        let mut by: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    fn graph(edges: &[(&str, &str)]) -> BTreeMap<String, Vec<String>> {
+        let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (from, to) in edges {
-            by.entry(from).or_default().push((*to).to_owned());
+            by.entry((*from).to_owned())
+                .or_default()
+                .push((*to).to_owned());
         }
-        for (from, to) in by {
-            g.declare(from, to);
-        }
-        g
+        by
+    }
+
+    fn declared<'a>(g: &'a BTreeMap<String, Vec<String>>) -> impl Fn(&str) -> &'a [String] {
+        move |r| g.get(r).map_or(&[], Vec::as_slice)
     }
 
     #[test]
@@ -160,16 +134,21 @@ mod tests {
             ("web", "ghost"),
             ("web", "web"),
         ]);
-        let t = g.targets("web", |r| r != "ghost", |r| r == "cart");
+        let t = targets(
+            "web",
+            declared(&g)("web"),
+            |r| r != "ghost",
+            |r| r == "cart",
+        );
         assert_eq!(t.wake, ["cart"]);
         assert_eq!(t.awake, ["pay"]);
         assert_eq!(t.unknown, ["ghost"]);
         assert!(t.itself);
-        assert_eq!(g.targets("cart", |_| true, |_| true), Targets::default());
+        assert_eq!(targets("cart", &[], |_| true, |_| true), Targets::default());
     }
 
     #[test]
-    fn every_cycle_once() {
+    fn every_cycle_through_a_release_once() {
         let g = graph(&[
             ("a", "b"),
             ("b", "a"),
@@ -179,23 +158,20 @@ mod tests {
             ("e", "e"),
             ("f", "a"),
         ]);
+        let through = |r: &str| cycles_through(r, declared(&g));
+        assert_eq!(through("a"), vec![vec!["a".to_owned(), "b".to_owned()]]);
         assert_eq!(
-            g.cycles(),
+            through("b"),
             vec![
-                vec!["a".to_owned(), "b".to_owned()],
+                vec!["b".to_owned(), "a".to_owned()],
                 vec!["b".to_owned(), "c".to_owned(), "d".to_owned()],
             ]
         );
-        assert!(graph(&[("a", "b"), ("b", "c")]).cycles().is_empty());
-    }
-
-    #[test]
-    fn a_cleared_declaration_is_gone() {
-        let mut g = graph(&[("a", "b")]);
-        g.declare("a", Vec::new());
-        assert!(g.declared("a").is_empty());
-        g.declare("a", vec!["b".into()]);
-        g.forget("a");
-        assert!(g.declared("a").is_empty());
+        assert!(through("e").is_empty(), "naming itself is not a cycle here");
+        assert!(
+            through("f").is_empty(),
+            "f leads into a cycle but is not on one"
+        );
+        assert!(cycles_through("a", declared(&graph(&[("a", "b"), ("b", "c")]))).is_empty());
     }
 }

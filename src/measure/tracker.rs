@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::depends;
 use super::facts::ReleaseFacts;
 use super::knobs::{ClusterDefaults, Knobs};
 use super::machine::{Ctx, Finished, Machine, Thresholds};
@@ -495,17 +494,6 @@ impl Tracker {
             .owner(release)
             .and_then(|k| self.services.get(k))
             .map_or(&[], |s| s.depends_on.as_slice())
-    }
-
-    /// Every owner's declaration, for finding cycles.
-    pub fn dependency_graph(&self) -> depends::Graph {
-        let mut g = depends::Graph::default();
-        for (key, s) in &self.services {
-            if !s.depends_on.is_empty() && self.owners.owner(&s.release) == Some(key) {
-                g.declare(&s.release, s.depends_on.clone());
-            }
-        }
-        g
     }
 
     fn revisions_of<'a>(

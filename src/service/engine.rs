@@ -324,10 +324,8 @@ impl Engine {
         if declared.is_empty() || was == Some(RuntimeState::Waking) {
             return;
         }
-        for cycle in tracker.dependency_graph().cycles() {
-            if cycle.iter().any(|r| r == release) {
-                tracing::warn!(%release, cycle = %cycle.join(" -> "), "declared dependencies form a cycle; each is woken at most once");
-            }
+        for cycle in depends::cycles_through(release, |r| tracker.declared_dependencies(r)) {
+            tracing::warn!(%release, cycle = %cycle.join(" -> "), "declared dependencies form a cycle; each is woken at most once");
         }
         let book = &self.book;
         let targets = depends::targets(
