@@ -15,6 +15,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use super::http::HttpMetrics;
+use scaling_facts_api::{Outcome, WakeKind};
 
 /// A wake's labels: namespace and service are bounded by the cluster's services; never
 /// the revision or the pod, which grow without bound.
@@ -52,9 +53,7 @@ struct BuildLabels {
     version: String,
 }
 
-/// The label values a wake's series take, to remove every series of a deleted Service.
-const WAKE_KINDS: [&str; 2] = ["initial", "wake"];
-const OUTCOMES: [&str; 3] = ["served", "aborted", "failed"];
+/// The phases a served wake's time is split into, as the phase label names them.
 pub const PHASES: [&str; 3] = ["provisioning", "pulling_image", "starting"];
 
 /// A gauge of seconds.
@@ -240,13 +239,13 @@ impl Metrics {
     /// follows the fleet rather than everything it ever held.
     pub fn forget_service(&self, namespace: &str, service: &str) {
         let (namespace, service) = (namespace.to_owned(), service.to_owned());
-        for kind in WAKE_KINDS {
-            for outcome in OUTCOMES {
+        for kind in WakeKind::ALL {
+            for outcome in Outcome::ALL {
                 self.wakes.remove(&WakeLabels {
                     namespace: namespace.clone(),
                     service: service.clone(),
-                    kind: kind.to_owned(),
-                    outcome: outcome.to_owned(),
+                    kind: kind.to_string(),
+                    outcome: outcome.to_string(),
                 });
             }
         }

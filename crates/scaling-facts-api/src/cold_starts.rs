@@ -137,6 +137,9 @@ pub struct ColdStarts {
 macro_rules! text_enum {
     ($ty:ty { $($variant:ident => $text:literal),+ $(,)? }) => {
         impl $ty {
+            /// Every variant, for whoever must name each one (a metric's label values).
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
             pub fn as_str(self) -> &'static str {
                 match self { $(Self::$variant => $text),+ }
             }
