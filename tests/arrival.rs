@@ -175,6 +175,7 @@ fn a_wake_aborted_and_asked_again_while_down_is_recorded_from_the_store() {
         precision: Precision::S,
         failure_reason: None,
         failure_message: None,
+        caused_by: None,
     };
     let out = tr.merge_history(&[before], &[open], clock.at(39_332, Via::Listed));
     assert!(out.wakes.is_empty());
@@ -343,6 +344,7 @@ fn a_wake_begun_inside_the_last_ones_upper_bound_is_found_by_the_lists() {
         precision: Precision::S,
         failure_reason: None,
         failure_message: None,
+        caused_by: None,
     };
     tr.merge_history(&[before], &[], clock.at(34_242, Via::Listed));
     tr.apply(revision(), clock.at(34_269, Via::Listed));

@@ -110,6 +110,28 @@ async fn a_waking_release_wakes_what_it_declares_once() {
         );
     }
     assert_eq!(service.state.metrics.dependency_wakes.get(), 2);
+    // Each recorded wake names its cause: web's a caller, cart's and pay's web.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let stored = loop {
+        let wakes: Vec<_> = service
+            .state
+            .store
+            .wakes_since(chrono::DateTime::UNIX_EPOCH)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|w| w.kind == WakeKind::Wake)
+            .collect();
+        if wakes.len() >= 3 {
+            break wakes;
+        }
+        assert!(std::time::Instant::now() < deadline, "three wakes stored");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for w in &stored {
+        let expected = (w.release != "web.d").then_some("web.d");
+        assert_eq!(w.caused_by.as_deref(), expected, "{w:#?}");
+    }
     eprintln!("chain of three served in {chain:?}");
     service.stop().await;
 }

@@ -29,6 +29,7 @@ fn wake(rev_uid: &str, at: i64, outcome: Outcome) -> WakeRecord {
         precision: Precision::Ms,
         failure_reason: (outcome == Outcome::Failed).then(|| "ImagePullBackOff".into()),
         failure_message: (outcome == Outcome::Failed).then(|| "Back-off pulling image".into()),
+        caused_by: None,
     }
 }
 

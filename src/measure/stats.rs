@@ -253,6 +253,7 @@ mod tests {
             precision: Precision::Ms,
             failure_reason: None,
             failure_message: None,
+            caused_by: None,
         }
     }
 

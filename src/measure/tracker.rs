@@ -5,6 +5,7 @@
 //! the order the watchers delivered, so no lock is ever held across the measuring.
 
 mod across;
+mod causes;
 mod history;
 mod lists;
 
@@ -21,7 +22,7 @@ use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake, Underway};
 use across::Across;
-use scaling_facts_api::WakeRecord;
+use scaling_facts_api::{WakeKind, WakeRecord};
 use scaling_facts_api::{
     ActiveRevision, ColdStarts, Failure, RuntimePresence, Scaling, WakeProgress,
 };
@@ -126,6 +127,8 @@ pub struct Tracker {
     /// Kinds whose (re)list is underway, and the revisions their objects touched.
     listing: BTreeSet<&'static str>,
     deferred: BTreeSet<String>,
+    /// Wake requests sent to declared dependencies, until their wakes begin.
+    causes: causes::Causes,
 }
 
 /// What changed for the book since the last call.
@@ -342,7 +345,10 @@ impl Tracker {
         let release = self.release_of(rev);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         for f in finished {
-            let record = to_record(f, release.clone(), rev, uid);
+            let mut record = to_record(f, release.clone(), rev, uid);
+            if record.kind != WakeKind::Initial {
+                record.caused_by = self.causes.take(&release, record.requested_at);
+            }
             rev.stats
                 .get_or_insert_default()
                 .record(&record, &self.settings.window, stamp.wall);
@@ -424,6 +430,7 @@ impl Tracker {
     /// Time passing: failure thresholds of wakes in progress, and the window's age limit.
     pub fn tick(&mut self, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Tick(stamp));
+        self.causes.expire(stamp.wall);
         let mut out = Output::default();
         if !self.synced {
             return out;
@@ -634,5 +641,6 @@ fn to_record(f: Finished, release: String, rev: &Rev, uid: &str) -> WakeRecord {
         precision: f.precision,
         failure_reason,
         failure_message,
+        caused_by: None,
     }
 }

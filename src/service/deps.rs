@@ -115,22 +115,31 @@ impl DependencyWakes {
     }
 
     /// `release` started waking and `targets` is what its declaration asks: wakes those at
-    /// zero (each at most once per cooldown), reports the rest. Returns the spawned tasks.
-    pub fn on_waking(&self, release: &str, targets: &Targets) -> Vec<JoinHandle<()>> {
+    /// zero (each at most once per cooldown), reports the rest. Returns each dependency a
+    /// request was spawned for, with its task.
+    pub fn on_waking(&self, release: &str, targets: &Targets) -> Vec<(String, JoinHandle<()>)> {
         if targets.itself {
             tracing::warn!(%release, "a release declares it depends on itself; ignored");
         }
         for unknown in &targets.unknown {
             tracing::warn!(%release, dependency = %unknown, "a declared dependency is no known release");
         }
-        if targets.wake.is_empty() {
-            return Vec::new();
-        }
+        let mut sent = Vec::with_capacity(targets.wake.len());
         for dependency in &targets.wake {
+            // One at a time, so that each task is known by the dependency it wakes; the
+            // prewarmer spawns at once, so they still run in parallel.
+            let Some(task) = self
+                .prewarmer
+                .prewarm(std::slice::from_ref(dependency))
+                .pop()
+            else {
+                continue;
+            };
             let url = self.transport.url(dependency).unwrap_or_default();
             tracing::info!(%release, %dependency, %url, "waking a declared dependency at zero");
+            sent.push((dependency.clone(), task));
         }
-        self.prewarmer.prewarm(&targets.wake)
+        sent
     }
 }
 
@@ -191,7 +200,7 @@ mod tests {
         let tasks = w.on_waking("web.d", &cart());
         assert_eq!(tasks.len(), 1);
         w.kill();
-        for t in tasks {
+        for (_, t) in tasks {
             t.await.unwrap();
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -211,7 +220,7 @@ mod tests {
         assert!(w.in_flight("cart.d"));
         // A second release waking meanwhile sends nothing more.
         assert!(w.on_waking("shop.d", &cart()).is_empty());
-        for t in tasks {
+        for (_, t) in tasks {
             t.abort();
             let _ = t.await;
         }

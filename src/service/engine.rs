@@ -317,7 +317,7 @@ impl Engine {
 
     /// A release whose facts say waking: if the book did not, it starts now, and its
     /// declared dependencies at zero are woken with it.
-    fn starts_waking(&self, tracker: &Tracker, release: &str) {
+    fn starts_waking(&self, tracker: &mut Tracker, release: &str) {
         let Some(deps) = &self.deps else { return };
         let declared = tracker.declared_dependencies(release);
         let was = self.book.get(release).map(|e| e.facts.state);
@@ -336,6 +336,10 @@ impl Engine {
         );
         let sent = deps.on_waking(release, &targets);
         self.metrics.dependency_wakes.inc_by(sent.len() as u64);
+        let now = Utc::now();
+        for (dependency, _task) in sent {
+            tracker.note_dependency_wake(&dependency, release, now);
+        }
     }
 
     /// The facts and cold-start reports that changed since the last call, into the book.

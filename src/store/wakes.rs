@@ -14,7 +14,7 @@ macro_rules! columns {
     () => {
         "release_key, revision, revision_uid, kind, outcome, requested_ms, serving_ms, \
          duration_ms, provisioning_ms, pulling_image_ms, starting_ms, precision, \
-         failure_reason, failure_message, start_second"
+         failure_reason, failure_message, start_second, caused_by"
     };
 }
 
@@ -31,7 +31,7 @@ impl Store {
             "INSERT INTO wakes (",
             columns!(),
             ", recorded_ms) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
              ON CONFLICT (revision_uid, start_second) DO NOTHING"
         ))
         .bind(&w.release)
@@ -49,6 +49,7 @@ impl Store {
         .bind(w.failure_reason.as_deref())
         .bind(w.failure_message.as_deref())
         .bind(w.start_second)
+        .bind(w.caused_by.as_deref())
         .bind(recorded_at.timestamp_millis())
         .execute(self.pool())
         .await?;
@@ -154,5 +155,6 @@ fn wake_of(row: &AnyRow) -> Result<WakeRecord, StoreError> {
         failure_reason: row.try_get(12)?,
         failure_message: row.try_get(13)?,
         start_second: row.try_get(14)?,
+        caused_by: row.try_get(15)?,
     })
 }

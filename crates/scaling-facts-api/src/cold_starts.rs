@@ -72,6 +72,10 @@ pub struct WakeRecord {
     pub precision: Precision,
     pub failure_reason: Option<String>,
     pub failure_message: Option<String>,
+    /// The release whose wake woke this one through its `scaling-facts.io/depends-on`
+    /// declaration; null for a wake a caller or Knative began.
+    #[serde(default)]
+    pub caused_by: Option<String>,
 }
 
 /// Latency percentiles in milliseconds.

@@ -123,6 +123,7 @@ pub fn cold_starts() -> ColdStarts {
                 precision: Precision::Ms,
                 failure_reason: None,
                 failure_message: None,
+                caused_by: None,
             }],
         }],
     }

@@ -99,6 +99,8 @@ pub enum Fed {
     Synced(Stamp),
     ListBegins(&'static str),
     ListEnds(&'static str, Stamp),
+    /// A declared dependency's wake request: (dependency, parent, sent at).
+    Caused(String, String, chrono::DateTime<chrono::Utc>),
 }
 
 impl Tracker {
@@ -155,6 +157,10 @@ impl Tracker {
                     Output::default()
                 }
                 Fed::ListEnds(kind, s) => fresh.list_ends(kind, s),
+                Fed::Caused(dependency, parent, at) => {
+                    fresh.note_dependency_wake(&dependency, &parent, at);
+                    Output::default()
+                }
             };
 
             got.wakes.extend(out.wakes);
