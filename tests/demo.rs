@@ -40,4 +40,22 @@ fn the_demo_ends_with_a_summary_that_matches_the_truth() {
         summary.contains("prewarming saved"),
         "the chain is compared:\n{summary}"
     );
+    let declared = summary
+        .lines()
+        .find(|l| l.contains("woken by the service (depends-on):"))
+        .unwrap_or_else(|| panic!("no declared chain row:\n{summary}"));
+    assert!(
+        declared.contains("median of"),
+        "the declared chain completed a round: {declared}\n{summary}"
+    );
+    for (link, parent) in [("deps-b.demo", "deps-a.demo"), ("deps-c.demo", "deps-b.demo")] {
+        let line = summary
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{link}:")))
+            .unwrap_or_else(|| panic!("no cause line for {link}:\n{summary}"));
+        assert!(
+            line.ends_with(&format!("caused by {parent}")) && !line.contains(": 0 of"),
+            "{link}'s wakes name {parent}: {line}"
+        );
+    }
 }

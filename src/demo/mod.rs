@@ -3,7 +3,8 @@
 //! client calls releases as an SDK should. A live table shows each release's state and
 //! measured cold start next to the simulator's truth; after the run, a summary compares
 //! measured and true percentiles per revision, counts errors by phase, and shows what
-//! prewarming saved on the chain.
+//! a chain of three cold releases costs called one after the other, prewarmed by the
+//! client, and woken by the service from the dependencies the releases declare.
 //!
 //! - [`client`]: the demo client (also `scaling-facts demo-client`);
 //! - [`report`]: the live table and the summary.
@@ -38,6 +39,11 @@ pub fn plan() -> Plan {
             "chain-b.demo".into(),
             "chain-c.demo".into(),
         ],
+        declared: vec![
+            "deps-a.demo".into(),
+            "deps-b.demo".into(),
+            "deps-c.demo".into(),
+        ],
         broken: Some("broken.demo".into()),
         // The 6 s stable window, the pod's removal, and a margin.
         pause: Duration::from_millis(8_500),
@@ -53,7 +59,7 @@ pub async fn run(config: &DemoConfig, shutdown: CancellationToken) -> anyhow::Re
     let kubeconfig = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig)?;
 
-    let mut serve = serve_config(config, dir.path(), &kubeconfig);
+    let mut serve = serve_config(config, dir.path(), &kubeconfig, &sim.url());
     let service = match Service::build(&serve, shutdown.clone()).await {
         Ok(s) => s,
         Err(e) => {
@@ -144,6 +150,7 @@ pub async fn run_client(config: &crate::config::DemoClientConfig) -> anyhow::Res
     let plan = Plan {
         releases: config.releases.clone(),
         chain: config.chain.clone(),
+        declared: Vec::new(),
         broken: None,
         pause: Duration::from_secs_f64(config.pause_seconds.max(0.0)),
     };
@@ -176,6 +183,7 @@ fn serve_config(
     config: &DemoConfig,
     dir: &std::path::Path,
     kubeconfig: &std::path::Path,
+    sim_url: &str,
 ) -> ServeConfig {
     let mut serve = ServeConfig::defaults();
     serve.listen_addr = config.listen_addr;
@@ -183,6 +191,11 @@ fn serve_config(
     serve.allow_anonymous_reads = true;
     serve.log_format = LogFormat::Text;
     serve.measure.kubeconfig = Some(kubeconfig.to_owned());
+    // The declared chain (deps-a calls deps-b, which calls deps-c) is woken by the service
+    // through the simulator's activator; the demo's rounds come every dozen seconds, so
+    // the cooldown is shorter than a production default.
+    serve.act.dependency_wake_url = Some(format!("{sim_url}/activator/{{namespace}}/{{service}}"));
+    serve.act.dependency_wake_cooldown_seconds = 5;
     // The broken release should show as unavailable within the demo, not after a minute.
     serve.measure.image_pull_failure_after_seconds = 5;
     serve.shutdown_grace_ms = 2_000;

@@ -78,6 +78,7 @@ impl Table {
     fn releases(&self) -> Vec<String> {
         let mut all = self.plan.releases.clone();
         all.extend(self.plan.chain.iter().cloned());
+        all.extend(self.plan.declared.iter().cloned());
         all.extend(self.plan.broken.iter().cloned());
         all
     }
@@ -147,6 +148,7 @@ pub async fn summary(api: &Client, plan: &Plan, cluster: &Cluster, score: &Mutex
     );
     let mut releases = plan.releases.clone();
     releases.extend(plan.chain.iter().cloned());
+    releases.extend(plan.declared.iter().cloned());
     for release in &releases {
         let Ok(ColdStarts { revisions, .. }) = api.cold_starts(release).await else {
             continue;
@@ -194,20 +196,82 @@ pub async fn summary(api: &Client, plan: &Plan, cluster: &Cluster, score: &Mutex
         v.get(v.len() / 2).copied()
     };
     out.push_str("\nThe chain of three cold releases (each call waits for its release):\n");
-    match (median(&s.chain_sequential), median(&s.chain_prewarmed)) {
-        (Some(seq), Some(pre)) => {
+    let row = |out: &mut String, what: &str, xs: &[Duration]| match median(xs) {
+        Some(m) => {
             let _ = writeln!(
                 out,
-                "  one after the other: {:.2} s (median of {})\n  prewarmed together:  {:.2} s (median of {})\n  prewarming saved {:.2} s ({:.0}%)",
-                seq.as_secs_f64(),
-                s.chain_sequential.len(),
-                pre.as_secs_f64(),
-                s.chain_prewarmed.len(),
-                (seq.saturating_sub(pre)).as_secs_f64(),
-                100.0 * (1.0 - pre.as_secs_f64() / seq.as_secs_f64())
+                "  {what:<34} {:>6.2} s (median of {})",
+                m.as_secs_f64(),
+                xs.len()
             );
         }
-        _ => out.push_str("  not enough rounds to compare\n"),
+        None => {
+            let _ = writeln!(out, "  {what:<34} no complete round yet");
+        }
+    };
+    row(&mut out, "one after the other:", &s.chain_sequential);
+    row(&mut out, "prewarmed by the client:", &s.chain_prewarmed);
+    if !plan.declared.is_empty() {
+        row(
+            &mut out,
+            "woken by the service (depends-on):",
+            &s.chain_declared,
+        );
+    }
+    if let (Some(seq), Some(pre)) = (median(&s.chain_sequential), median(&s.chain_prewarmed)) {
+        let _ = writeln!(
+            out,
+            "  prewarming saved {:.2} s ({:.0}%)",
+            (seq.saturating_sub(pre)).as_secs_f64(),
+            100.0 * (1.0 - pre.as_secs_f64() / seq.as_secs_f64())
+        );
+    }
+    if let Some(slowest) = slowest_start(cluster, &plan.declared) {
+        let _ = writeln!(
+            out,
+            "  the declared chain's slowest start: {:.2} s (simulator truth, median)",
+            slowest as f64 / 1_000.0
+        );
+    }
+    for link in plan.declared.iter().skip(1) {
+        let Ok(ColdStarts { revisions, .. }) = api.cold_starts(link).await else {
+            continue;
+        };
+        let recent: Vec<_> = revisions.iter().flat_map(|r| r.recent.iter()).collect();
+        let caused: Vec<_> = recent
+            .iter()
+            .filter_map(|w| w.caused_by.as_deref())
+            .collect();
+        let by = caused.first().copied().unwrap_or("-");
+        let _ = writeln!(
+            out,
+            "  {link}: {} of its {} recent wakes recorded as caused by {by}",
+            caused.len(),
+            recent.len()
+        );
     }
     out
+}
+
+/// The largest of the releases' median true cold starts, in milliseconds.
+fn slowest_start(cluster: &Cluster, releases: &[String]) -> Option<u64> {
+    releases
+        .iter()
+        .filter_map(|release| {
+            let (service, _) = release.split_once('.')?;
+            let mut truth: Vec<u64> = cluster
+                .truth
+                .wakes()
+                .into_iter()
+                .filter(|w| {
+                    w.service == service
+                        && w.kind == WakeKind::Wake
+                        && w.outcome == Some(Outcome::Served)
+                })
+                .filter_map(|w| w.duration_ms())
+                .collect();
+            truth.sort_unstable();
+            percentile(&truth, 50.0)
+        })
+        .max()
 }

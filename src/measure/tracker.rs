@@ -22,10 +22,10 @@ use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake, Underway};
 use across::Across;
-use scaling_facts_api::{WakeKind, WakeRecord};
 use scaling_facts_api::{
     ActiveRevision, ColdStarts, Failure, RuntimePresence, Scaling, WakeProgress,
 };
+use scaling_facts_api::{WakeKind, WakeRecord};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrackerSettings {

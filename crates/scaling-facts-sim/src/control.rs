@@ -184,6 +184,7 @@ impl Cluster {
                     &spec.namespace,
                     &name,
                     &spec.labels,
+                    &spec.service_annotations,
                     &spec.annotations,
                     profile.clone(),
                 );
@@ -223,6 +224,7 @@ impl Cluster {
         namespace: &str,
         name: &str,
         labels: &BTreeMap<String, String>,
+        service_annotations: &BTreeMap<String, String>,
         annotations: &BTreeMap<String, String>,
         profile: Profile,
     ) {
@@ -233,7 +235,11 @@ impl Cluster {
             .or_default()
             .profile = profile;
         let svc = json!({
-            "metadata": {"name": name, "labels": kn::string_map(labels)},
+            "metadata": {
+                "name": name,
+                "labels": kn::string_map(labels),
+                "annotations": kn::string_map(service_annotations),
+            },
             "spec": {
                 "template": {
                     "metadata": {"annotations": kn::string_map(annotations)},

@@ -73,6 +73,10 @@ pub struct ServiceSpec {
     /// Template annotations, copied to each revision.
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
+    /// Annotations of the Knative Service itself, such as the dependencies it declares
+    /// (`scaling-facts.io/depends-on`); not copied to revisions.
+    #[serde(default)]
+    pub service_annotations: BTreeMap<String, String>,
     #[serde(default)]
     pub timing: Timing,
     #[serde(default)]

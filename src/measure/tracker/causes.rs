@@ -53,7 +53,8 @@ impl Causes {
     /// Drops requests no wake can match any more, so a dependency that never woke (it was
     /// already up, or the request failed) leaves nothing behind.
     pub fn expire(&mut self, now: DateTime<Utc>) {
-        self.pending.retain(|_, (_, sent_at)| now - *sent_at <= CAUSE_WINDOW * 12);
+        self.pending
+            .retain(|_, (_, sent_at)| now - *sent_at <= CAUSE_WINDOW * 12);
     }
 }
 
@@ -95,7 +96,11 @@ mod tests {
     fn wakes_outside_the_window_are_not_claimed() {
         let mut c = Causes::default();
         c.note("b", "a", at(5_000));
-        assert_eq!(c.take("b", at(3_000)), None, "began well before the request");
+        assert_eq!(
+            c.take("b", at(3_000)),
+            None,
+            "began well before the request"
+        );
         assert_eq!(c.take("b", at(10_001)), None, "began long after it");
         assert_eq!(c.take("b", at(10_000)).as_deref(), Some("a"));
     }
