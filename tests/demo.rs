@@ -48,7 +48,10 @@ fn the_demo_ends_with_a_summary_that_matches_the_truth() {
         declared.contains("median of"),
         "the declared chain completed a round: {declared}\n{summary}"
     );
-    for (link, parent) in [("deps-b.demo", "deps-a.demo"), ("deps-c.demo", "deps-b.demo")] {
+    for (link, parent) in [
+        ("deps-b.demo", "deps-a.demo"),
+        ("deps-c.demo", "deps-b.demo"),
+    ] {
         let line = summary
             .lines()
             .find(|l| l.trim_start().starts_with(&format!("{link}:")))

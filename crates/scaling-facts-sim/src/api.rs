@@ -1,6 +1,7 @@
 //! The Kubernetes API over HTTP, as far as kube-rs needs it: list (label selector,
 //! `limit` and `continue`), watch (`resourceVersion`, bookmarks, `timeoutSeconds`, `410`),
-//! get, create, replace, delete, merge and JSON patch, and the status subresource.
+//! get, create, replace, delete, merge and JSON patch, server-side apply with field
+//! managers and conflicts ([`crate::managed`]), and the status subresource.
 //!
 //! One handler parses every `/api/...` and `/apis/...` path, because the URL grammar is
 //! the same for every kind and a table of kinds is easier to read than a route per kind.
@@ -132,6 +133,7 @@ pub async fn handle(
             .or_else(|| selector.selected_name().map(str::to_owned)),
     });
     let is_put = method == Method::PUT;
+    let manager = field_manager(&query, &headers);
     match (method, target.name.as_deref()) {
         (Method::GET, None) if is_watch => watch(cluster, target, selector, &query),
         (Method::GET, None) => list(&cluster, &target, &selector, &query),
@@ -161,6 +163,7 @@ pub async fn handle(
             {
                 m.remove("status");
             }
+            crate::managed::update(None, &mut obj, &manager);
             let created = cluster.lock().create(target.kind, ns, obj);
             match created {
                 Ok(obj) => {
@@ -184,14 +187,37 @@ pub async fn handle(
                 }
             };
             let mut failure = None;
+            let mut conflicts = None;
             let status_only = target.status;
             let subresource = target.kind.status_subresource;
+            let server_side = content_type.starts_with("application/apply-patch");
+            if server_side && !query.contains_key("fieldManager") {
+                return status_error(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequest",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                );
+            }
+            let force = query.get("force").is_some_and(|f| f == "true");
             let result = cluster.lock().update(target.kind, &ns, name, |obj| {
                 let before = obj.clone();
                 let applied = if is_put {
-                    Ok(patch.clone())
+                    let mut next = patch.clone();
+                    crate::managed::update(Some(&before), &mut next, &manager);
+                    Ok(next)
+                } else if server_side {
+                    match crate::managed::apply(obj, &patch, &manager, force) {
+                        Ok(next) => Ok(next),
+                        Err(c) => {
+                            conflicts = Some(c);
+                            return;
+                        }
+                    }
                 } else {
-                    apply_patch(obj.clone(), &content_type, &patch)
+                    apply_patch(obj.clone(), &content_type, &patch).map(|mut next| {
+                        crate::managed::update(Some(&before), &mut next, &manager);
+                        next
+                    })
                 };
                 match applied {
                     Ok(mut next) => {
@@ -225,6 +251,9 @@ pub async fn handle(
             if let Some(e) = failure {
                 return status_error(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e);
             }
+            if let Some(c) = conflicts {
+                return apply_conflict(&c, &target.kind.api_version(), name);
+            }
             match result {
                 Ok(obj) => {
                     cluster.after_api_write(target.kind, &ns, name);
@@ -250,6 +279,35 @@ pub async fn handle(
             format!("{m} is not supported here"),
         ),
     }
+}
+
+/// The writer's field manager: the `fieldManager` parameter, else its user agent's product
+/// name (`kubectl` for `kubectl/v1.32.0 (...)`), as the API server defaults it.
+fn field_manager(query: &HashMap<String, String>, headers: &HeaderMap) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split('/').next())
+        .filter(|m| !m.trim().is_empty())
+        .map_or_else(|| "unknown".to_owned(), |m| m.trim().to_owned())
+}
+
+/// `409 Conflict` for an apply that would change fields other managers own.
+fn apply_conflict(
+    conflicts: &[crate::managed::Conflict],
+    api_version: &str,
+    name: &str,
+) -> Response {
+    let body = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": crate::managed::conflict_message(conflicts, api_version),
+        "reason": "Conflict", "code": 409,
+        "details": {"name": name, "causes": crate::managed::conflict_causes(conflicts, api_version)},
+    });
+    (StatusCode::CONFLICT, axum::Json(body)).into_response()
 }
 
 fn name_of(obj: &Value) -> &str {

@@ -5,6 +5,7 @@
 //! - [`resources`], [`selector`], [`objects`]: the API server's kinds, label selectors,
 //!   storage with one resourceVersion and a bounded history;
 //! - [`audit`]: every distinct request, as RBAC sees it;
+//! - [`managed`]: field managers and server-side apply conflicts;
 //! - [`api`]: list, watch, get, create, replace, patch, delete, status, over HTTP;
 //! - [`knative`], [`control`], [`lifecycle`]: Knative and the kubelet in miniature;
 //! - [`truth`], [`faults`], [`scenario`]: ground truth, fault injection, scenario files;
@@ -25,6 +26,7 @@ pub mod control;
 pub mod faults;
 pub mod knative;
 pub mod lifecycle;
+pub mod managed;
 pub mod objects;
 pub mod resources;
 pub mod scenario;
