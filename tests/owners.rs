@@ -21,6 +21,7 @@ fn service(t: &mut Tracker, ns: &str, name: &str, created: i64) {
             created: Some(self::t(created)),
             traffic: vec![(format!("{name}-00001"), 100)],
             depends_on: Vec::new(),
+            template: Default::default(),
         }),
         Stamp::now(Via::Watched),
     );

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use super::observe::TemplateScaling;
 use scaling_facts_api::{ActiveRevision, Runtime, RuntimePresence, RuntimeState};
 use scaling_facts_api::{Failure, Phase, Scaling, WakeProgress};
 
@@ -39,6 +40,8 @@ pub struct ReleaseFacts {
     /// `wake.elapsed_ms` is filled in per read.
     pub presence: RuntimePresence,
     pub active_revisions: Vec<ActiveRevision>,
+    /// The Service template's scaling annotations, where the editor's settings land.
+    pub template: TemplateScaling,
     /// When these facts last changed.
     pub updated_at: DateTime<Utc>,
 }
@@ -70,6 +73,7 @@ impl ReleaseFacts {
                 failure: None,
             },
             active_revisions: Vec::new(),
+            template: TemplateScaling::default(),
             updated_at: now,
         }
     }
@@ -125,6 +129,7 @@ impl ReleaseFacts {
             state,
             presence,
             active_revisions,
+            template,
             updated_at: _, // when, not what
         } = self;
         let Scaling {
@@ -151,6 +156,7 @@ impl ReleaseFacts {
             std::sync::LazyLock::new(Default::default);
         let mut h = STATE.build_hasher();
         release.hash(&mut h);
+        template.hash(&mut h);
         min_instances.hash(&mut h);
         idle_timeout_seconds.to_bits().hash(&mut h);
         expected_cold_start_seconds.map(f64::to_bits).hash(&mut h);

@@ -202,6 +202,25 @@ pub struct ServiceSnap {
     pub traffic: Vec<(String, u32)>,
     /// The releases it declares it calls (`scaling-facts.io/depends-on`).
     pub depends_on: Vec<String>,
+    /// The scaling annotations of its revision template, as written.
+    pub template: TemplateScaling,
+}
+
+/// The two revision-template annotations an editor's settings are applied as, verbatim
+/// from the Knative Service: what was applied is compared with them as text, so any hand
+/// edit, even to an equivalent spelling, shows as drift.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct TemplateScaling {
+    /// `autoscaling.knative.dev/min-scale`.
+    pub min_scale: Option<String>,
+    /// `autoscaling.knative.dev/scale-to-zero-pod-retention-period`.
+    pub retention: Option<String>,
+}
+
+impl TemplateScaling {
+    pub const MIN_SCALE: &'static str = "autoscaling.knative.dev/min-scale";
+    pub const RETENTION: &'static str =
+        "autoscaling.knative.dev/scale-to-zero-pod-retention-period";
 }
 
 /// One thing the watcher saw.

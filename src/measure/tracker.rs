@@ -532,6 +532,7 @@ impl Tracker {
         }
         let svc = self.services.get(key)?;
         let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
+        f.template = svc.template.clone();
         let active = self.active_of(key);
         f.active_revisions = active
             .iter()

@@ -8,7 +8,7 @@ use super::types::{self, Condition, Conditions};
 use crate::measure::depends;
 use crate::measure::observe::{
     Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, RevisionSnap,
-    ServiceSnap, version_number,
+    ServiceSnap, TemplateScaling, version_number,
 };
 
 pub const REVISION_UID_LABEL: &str = "serving.knative.dev/revisionUID";
@@ -91,6 +91,13 @@ pub fn service(s: &types::KnativeService, release_label: &str) -> ServiceSnap {
             .and_then(|a| a.get(depends::ANNOTATION))
             .map(|v| depends::parse(v))
             .unwrap_or_default(),
+        template: {
+            let annotation = |k: &str| s.spec.template.metadata.annotations.get(k).cloned();
+            TemplateScaling {
+                min_scale: annotation(TemplateScaling::MIN_SCALE),
+                retention: annotation(TemplateScaling::RETENTION),
+            }
+        },
         namespace: ns,
         name: n,
         release,
@@ -254,5 +261,33 @@ mod tests {
             (snap.release.as_str(), snap.depends_on.len()),
             ("cart.shop", 0)
         );
+        assert_eq!(snap.template, TemplateScaling::default());
+    }
+
+    #[test]
+    fn a_service_carries_its_templates_scaling_annotations_verbatim() {
+        let s: types::KnativeService = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"template": {"metadata": {"annotations": {
+                "autoscaling.knative.dev/min-scale": "2",
+                "autoscaling.knative.dev/scale-to-zero-pod-retention-period": "1m5s",
+                "autoscaling.knative.dev/window": "60s"
+            }}, "spec": {"containers": [{"image": "web"}]}}}
+        }))
+        .unwrap();
+        let snap = service(&s, "scaling-facts.io/release-uid");
+        assert_eq!(
+            snap.template,
+            TemplateScaling {
+                min_scale: Some("2".into()),
+                retention: Some("1m5s".into()),
+            }
+        );
+        // A null template is no template.
+        let null: types::KnativeService = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop"}, "spec": {"template": null}
+        }))
+        .unwrap();
+        assert_eq!(service(&null, "x").template, TemplateScaling::default());
     }
 }

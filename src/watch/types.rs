@@ -98,7 +98,29 @@ pub struct KnativeService {
     #[serde(deserialize_with = "slim_meta")]
     pub metadata: ObjectMeta,
     #[serde(default, deserialize_with = "null_as_default")]
+    pub spec: ServiceSpec,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub status: ServiceStatus,
+}
+
+/// The Service's spec: only its revision template's annotations, where the editor's
+/// settings are applied and a hand edit shows as drift.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ServiceSpec {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub template: RevisionTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RevisionTemplate {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: TemplateMeta,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct TemplateMeta {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub annotations: BTreeMap<String, String>,
 }
 slim_resource!(
     KnativeService,

@@ -182,6 +182,7 @@ impl World {
             created: None,
             traffic,
             depends_on: Vec::new(),
+            template: Default::default(),
         };
         let gone = Observation::ServiceGone {
             namespace: NAMESPACE.into(),
