@@ -209,6 +209,7 @@ fn tracker_with(n: usize, per_service: usize) -> Tracker {
                     created: None,
                     traffic: vec![(fleet_identity(i + per_service - 1, per_service).name, 100)],
                     depends_on: Vec::new(),
+                    template: Default::default(),
                 }),
                 Stamp::now(Via::Listed),
             );

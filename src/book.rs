@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use crate::measure::facts::{ReleaseFacts, WatchView};
-use scaling_facts_api::{ColdStarts, RefusedClaim};
+use scaling_facts_api::{ColdStarts, ConfigDrift, RefusedClaim};
 
 const CHANGE_CHANNEL_CAPACITY: usize = 1_024;
 /// A release's own channel: its changes come seconds apart, and a subscriber that falls
@@ -64,8 +64,10 @@ pub struct Change {
     /// Increases by one per change; the SSE event id.
     pub seq: u64,
     pub release: String,
-    /// The facts after the change; None when the release was removed.
+    /// The facts after the change; None when the release was removed or for a drift.
     pub facts: Option<ReleaseFacts>,
+    /// The Service's template stopped (or went back to) saying what was applied.
+    pub drift: Option<ConfigDrift>,
     /// What the event streams send for it, made by the first that sends it: ten thousand
     /// subscribers of one release cost one serialization, not ten thousand.
     pub rendered: OnceLock<Bytes>,
@@ -142,7 +144,7 @@ impl FactsBook {
                 },
             );
         }
-        self.publish(release, Some(facts));
+        self.publish(release, Some(facts), None);
     }
 
     /// Replaces a known release's cold-start report; returns false for an unknown release.
@@ -161,7 +163,7 @@ impl FactsBook {
 
     pub fn remove(&self, release: &str) {
         if self.write().remove(release).is_some() {
-            self.publish(release.to_owned(), None);
+            self.publish(release.to_owned(), None, None);
         }
     }
 
@@ -252,13 +254,20 @@ impl FactsBook {
         }
     }
 
-    fn publish(&self, release: String, facts: Option<ReleaseFacts>) {
+    /// Tells the event streams that a release's Service template drifted from what was
+    /// applied, or came back to it.
+    pub fn publish_drift(&self, drift: ConfigDrift) {
+        self.publish(drift.release.clone(), None, Some(drift));
+    }
+
+    fn publish(&self, release: String, facts: Option<ReleaseFacts>, drift: Option<ConfigDrift>) {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-        let gone = facts.is_none();
+        let gone = facts.is_none() && drift.is_none();
         let change = Arc::new(Change {
             seq,
             release,
             facts,
+            drift,
             rendered: OnceLock::new(),
         });
         {

@@ -479,6 +479,17 @@ async fn config_write_is_stored_audited_and_reported() {
     );
     assert_eq!(desired.updated_by, "writer");
     assert!(!view.in_sync, "Knative still runs 0 / 60");
+    // Applying is off here: stored and audited, never sent to the cluster.
+    let apply = view.apply.as_ref().unwrap();
+    assert_eq!(
+        (apply.state, apply.attempts),
+        (scaling_facts_api::ApplyState::NotApplied, 0)
+    );
+    assert!(view.applied.is_none() && !view.drift);
+    assert_eq!(
+        view.audit[0].apply_state,
+        scaling_facts_api::ApplyState::NotApplied
+    );
     assert_eq!(view.effective.min_instances, 0);
     assert_eq!(view.audit.len(), 2);
     assert_eq!(view.audit[0].actor, "writer");

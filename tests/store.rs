@@ -88,12 +88,12 @@ on_both_backends!(config_changes_are_audited, async |store: Store| {
         idle_timeout_seconds: 120,
     };
     let a1 = store
-        .set_config("shop.prod", first, "alice", "req-1", t(1))
+        .set_config("shop.prod", first, "alice", "req-1", t(1), false)
         .await
         .unwrap();
     assert_eq!(a1.old, None);
     let a2 = store
-        .set_config("shop.prod", second, "bob", "req-2", t(2))
+        .set_config("shop.prod", second, "bob", "req-2", t(2), false)
         .await
         .unwrap();
     assert_eq!(a2.old, Some(first));
@@ -121,6 +121,122 @@ on_both_backends!(config_changes_are_audited, async |store: Store| {
 });
 
 on_both_backends!(
+    an_apply_is_recorded_against_the_change_it_applies,
+    async |store: Store| {
+        use scaling_facts::store::apply::ApplyOutcome;
+        use scaling_facts_api::ApplyState;
+        let (first, second) = (
+            DesiredConfig {
+                min_instances: 1,
+                idle_timeout_seconds: 90,
+            },
+            DesiredConfig {
+                min_instances: 2,
+                idle_timeout_seconds: 120,
+            },
+        );
+        let a1 = store
+            .set_config("shop.prod", first, "alice", "req-1", t(1), true)
+            .await
+            .unwrap();
+        assert_eq!(a1.apply_state, ApplyState::Pending);
+        let due = store.applies_due().await.unwrap();
+        assert_eq!(
+            (due.len(), due[0].audit_id, due[0].desired),
+            (1, a1.id, first)
+        );
+        // The API server was down: retried, and still due.
+        let down = ApplyOutcome::Retrying("connection refused".into());
+        assert!(
+            store
+                .record_apply("shop.prod", a1.id, &down, t(2))
+                .await
+                .unwrap()
+        );
+        let due = store.applies_due().await.unwrap();
+        assert_eq!((due[0].attempts, due[0].tried_at), (1, Some(t(2))));
+        let applied = ApplyOutcome::Applied {
+            min_scale: "1".into(),
+            retention: "30s".into(),
+        };
+        assert!(
+            store
+                .record_apply("shop.prod", a1.id, &applied, t(3))
+                .await
+                .unwrap()
+        );
+        assert!(store.applies_due().await.unwrap().is_empty());
+        let stored = store.config("shop.prod").await.unwrap().unwrap();
+        assert_eq!(stored.apply.state, ApplyState::Applied);
+        assert_eq!((stored.apply.attempts, stored.apply.message), (2, None));
+        let was = stored.apply.applied.clone().unwrap();
+        assert_eq!(
+            (was.min_scale.as_str(), was.retention.as_str(), was.at),
+            ("1", "30s", t(3))
+        );
+        // A second change: pending, with what was applied kept until it is applied.
+        let a2 = store
+            .set_config("shop.prod", second, "bob", "req-2", t(4), true)
+            .await
+            .unwrap();
+        let stored = store.config("shop.prod").await.unwrap().unwrap();
+        assert_eq!(
+            (stored.apply.state, stored.apply.attempts),
+            (ApplyState::Pending, 0)
+        );
+        assert_eq!(stored.apply.applied, Some(was.clone()));
+        // A late outcome of the first change writes nothing now.
+        assert!(
+            !store
+                .record_apply("shop.prod", a1.id, &applied, t(5))
+                .await
+                .unwrap()
+        );
+        let conflict = ApplyOutcome::Conflict("conflict with \"kubectl-edit\"".into());
+        assert!(
+            store
+                .record_apply("shop.prod", a2.id, &conflict, t(6))
+                .await
+                .unwrap()
+        );
+        assert!(
+            store.applies_due().await.unwrap().is_empty(),
+            "a conflict waits for a person"
+        );
+        let trail = store.config_audit("shop.prod", 10).await.unwrap();
+        assert_eq!(
+            trail
+                .iter()
+                .map(|a| (a.apply_state, a.apply_message.as_deref()))
+                .collect::<Vec<_>>(),
+            [
+                (ApplyState::Conflict, Some("conflict with \"kubectl-edit\"")),
+                (ApplyState::Applied, None)
+            ]
+        );
+        assert_eq!(
+            store.applied_all().await.unwrap(),
+            [("shop.prod".to_owned(), was)]
+        );
+        // A change still waiting when the next comes is superseded in the trail.
+        let a3 = store
+            .set_config("cart.prod", first, "carol", "req-3", t(7), true)
+            .await
+            .unwrap();
+        store
+            .set_config("cart.prod", second, "carol", "req-4", t(8), true)
+            .await
+            .unwrap();
+        let trail = store.config_audit("cart.prod", 10).await.unwrap();
+        assert_eq!(trail[1].id, a3.id);
+        assert_eq!(
+            (trail[0].apply_state, trail[1].apply_state),
+            (ApplyState::Pending, ApplyState::Superseded)
+        );
+    }
+);
+
+on_both_backends!(
     concurrent_config_writes_chain_their_audit,
     async |store: Store| {
         // Fifty editors at once: every write lands, and the trail reads as one sequence.
@@ -138,6 +254,7 @@ on_both_backends!(
                         &format!("editor-{i}"),
                         &format!("req-{i}"),
                         t(i as i64),
+                        i % 2 == 0,
                     )
                     .await
             })

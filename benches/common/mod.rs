@@ -51,6 +51,7 @@ pub async fn bench_state(
         max_body_bytes: 65_536,
         streams,
         trace_requests: false,
+        applier: None,
     });
     (state, dir)
 }

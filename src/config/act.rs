@@ -5,9 +5,21 @@ use std::time::Duration;
 
 use clap::Args;
 
-/// Waking the releases a release declares it calls (`scaling-facts.io/depends-on`).
+/// Applying the editor's values to Knative Services, and waking the releases a release
+/// declares it calls (`scaling-facts.io/depends-on`).
 #[derive(Debug, Clone, Args)]
 pub struct ActConfig {
+    /// Apply each `PUT config` to the release's Knative Service (server-side apply of its
+    /// template's `min-scale` and pod retention, field manager `scaling-facts`). Needs RBAC
+    /// to patch Knative Services. Off: desired values are stored and audited only.
+    #[arg(
+        long,
+        env = "SCALING_FACTS_APPLY_CONFIG",
+        default_value_t = false,
+        action = clap::ArgAction::Set
+    )]
+    pub apply_config: bool,
+
     /// Where one request wakes a release at zero: an `http://` URL with `{namespace}`,
     /// `{service}` and `{release}` filled in, e.g. through the cluster's ingress or the
     /// activator. Without it, declared dependencies are not woken.

@@ -1,14 +1,14 @@
 //! The editor's write: `min_instances` and `idle_timeout_seconds` per release, validated,
-//! stored with an audit entry, and reported next to the effective values Knative runs with.
-//!
-//! Applying the desired values to the Knative Service is not done here yet; until it is,
-//! `in_sync` shows whether what the editor asked for is what runs.
+//! stored with an audit entry, applied to the Knative Service when applying is on
+//! ([`crate::service::apply`]), and reported next to what was applied, what the Service's
+//! template says now (drift), and the effective values Knative runs with.
 
 use axum::Json;
 use axum::extract::{FromRequest, Path, Request, State};
 use chrono::Utc;
 use scaling_facts_api::{
-    AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView, EffectiveView, examples,
+    AppliedView, ApplyView, AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView,
+    EffectiveView, TemplateView, examples,
 };
 
 use super::AppState;
@@ -18,6 +18,7 @@ use super::json::ApiJson;
 use super::openapi::{ConfigWriteErrors, StoredReadErrors};
 use super::request::RequestId;
 use crate::measure::facts::IdleWindowParts;
+use crate::store::apply::ApplyOutcome;
 use crate::store::config::{ConfigAudit, DesiredConfig};
 
 /// Highest `min_instances` an editor may ask for: a guard against typos that would pin
@@ -54,8 +55,29 @@ async fn view(state: &AppState, release: &str) -> Result<ConfigView, ApiError> {
         s.desired.min_instances == effective.min_instances
             && f64::from(s.desired.idle_timeout_seconds) == effective.idle_timeout_seconds
     });
+    let template = TemplateView {
+        min_scale: entry.facts.template.min_scale.clone(),
+        retention: entry.facts.template.retention.clone(),
+    };
+    let drift = state.applier.as_ref().is_some_and(|a| a.drift(release));
     Ok(ConfigView {
         release: release.to_owned(),
+        apply: stored.as_ref().map(|s| ApplyView {
+            state: s.apply.state,
+            message: s.apply.message.clone(),
+            attempts: s.apply.attempts,
+            last_attempt_at: s.apply.tried_at,
+        }),
+        applied: stored
+            .as_ref()
+            .and_then(|s| s.apply.applied.as_ref())
+            .map(|a| AppliedView {
+                min_scale: a.min_scale.clone(),
+                retention: a.retention.clone(),
+                applied_at: a.at,
+            }),
+        template,
+        drift,
         desired: stored.map(|s| DesiredView {
             min_instances: s.desired.min_instances,
             idle_timeout_seconds: s.desired.idle_timeout_seconds,
@@ -75,6 +97,8 @@ fn audit_view(a: ConfigAudit) -> AuditView {
         changed_at: a.changed_at,
         old: a.old.map(values),
         new: values(a.new),
+        apply_state: a.apply_state,
+        apply_message: a.apply_message,
     }
 }
 
@@ -92,7 +116,19 @@ pub fn validate(update: &ConfigUpdate, parts: IdleWindowParts) -> Result<Desired
     let floor = parts.stable_window_seconds + parts.scale_down_delay_seconds;
     let ceiling = floor + MAX_RETENTION_SECONDS;
     let idle = update.idle_timeout_seconds;
-    if idle < floor || idle > ceiling {
+    if idle < floor {
+        // The retention applied is T - W - D: below W + D there is no retention to ask for.
+        return Err(ApiError::invalid(
+            "idle_timeout_seconds",
+            format!(
+                "must be at least {floor}, got {idle}: the idle window cannot be shorter than the \
+                 stable window ({} s) plus the scale-down delay ({} s), which Knative always waits \
+                 before removing the last pod",
+                parts.stable_window_seconds, parts.scale_down_delay_seconds
+            ),
+        ));
+    }
+    if idle > ceiling {
         return Err(ApiError::invalid(
             "idle_timeout_seconds",
             format!(
@@ -164,6 +200,7 @@ pub async fn put_config(
             caller.name(),
             request_id.as_str(),
             Utc::now(),
+            state.applier.is_some(),
         )
         .await?;
     tracing::info!(
@@ -171,5 +208,14 @@ pub async fn put_config(
         min_instances = desired.min_instances, idle_timeout_seconds = desired.idle_timeout_seconds,
         "desired configuration changed"
     );
+    if let Some(applier) = &state.applier {
+        // The first attempt, now, so the editor usually learns the outcome in the answer;
+        // what fails for a passing reason is retried in the background.
+        if let Some(ApplyOutcome::Conflict(message)) =
+            applier.apply(&release, audit.id, desired).await?
+        {
+            return Err(ApiError::ApplyConflict { release, message });
+        }
+    }
     Ok(Json(view(&state, &release).await?))
 }

@@ -37,6 +37,8 @@ pub enum ApiError {
     TooManyStreams { limit: usize, scope: &'static str },
     #[error("the request body did not arrive within {limit_ms} ms")]
     BodyTimeout { limit_ms: u64 },
+    #[error("the desired values of {release} are stored but not applied: {message}")]
+    ApplyConflict { release: String, message: String },
     #[error("the store is unavailable; try again")]
     StoreUnavailable(#[source] StoreError),
     #[error("internal error")]
@@ -67,6 +69,7 @@ impl ApiError {
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::TooManyStreams { .. } => ErrorCode::TooManyStreams,
             Self::BodyTimeout { .. } => ErrorCode::Timeout,
+            Self::ApplyConflict { .. } => ErrorCode::ApplyConflict,
             Self::StoreUnavailable(_) => ErrorCode::StoreUnavailable,
             Self::Internal(_) => ErrorCode::Internal,
         }
@@ -88,6 +91,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::UnknownRelease | ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::ApplyConflict => StatusCode::CONFLICT,
         ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
         ErrorCode::Forbidden => StatusCode::FORBIDDEN,
         ErrorCode::InvalidField => StatusCode::UNPROCESSABLE_ENTITY,

@@ -1,7 +1,9 @@
 //! Server-Sent Events of runtime changes, for one release or for all.
 //!
 //! Each event is `event: runtime` with the same JSON as the `runtime` read, and the change
-//! sequence number as its id; `event: removed` when a release disappears. A per-release
+//! sequence number as its id; `event: removed` when a release disappears; `event:
+//! config_drift` when its Knative Service's template stops (or starts again) saying what the
+//! service applied to it. A per-release
 //! stream starts with the current state, so a UI needs no separate read. A subscriber that
 //! falls behind gets the current state again (one release) or a `lagged` event saying how
 //! many changes it missed (all releases). Streams end when the service shuts down.
@@ -45,19 +47,22 @@ fn runtime_event(book: &FactsBook, facts: &ReleaseFacts, seq: Option<u64>) -> Ev
 /// The event of a change, rendered once for every stream that sends it (the runtime as of
 /// the change, not of each subscriber's turn to send it).
 fn change_event(book: &FactsBook, change: &Change) -> Event {
-    let data = change.rendered.get_or_init(|| match &change.facts {
-        Some(facts) => {
-            let runtime = facts.runtime_at(Utc::now(), book.watch());
-            serde_json::to_vec(&runtime).expect("plain data").into()
-        }
-        None => change.release.clone().into(),
-    });
+    let data = change
+        .rendered
+        .get_or_init(|| match (&change.facts, &change.drift) {
+            (Some(facts), _) => {
+                let runtime = facts.runtime_at(Utc::now(), book.watch());
+                serde_json::to_vec(&runtime).expect("plain data").into()
+            }
+            (None, Some(drift)) => serde_json::to_vec(drift).expect("plain data").into(),
+            (None, None) => change.release.clone().into(),
+        });
     // JSON from serde_json and a release key hold no line breaks: one data line.
     let data = std::str::from_utf8(data).expect("JSON and keys are UTF-8");
-    let kind = if change.facts.is_some() {
-        "runtime"
-    } else {
-        "removed"
+    let kind = match (&change.facts, &change.drift) {
+        (Some(_), _) => "runtime",
+        (None, Some(_)) => "config_drift",
+        (None, None) => "removed",
     };
     Event::default()
         .event(kind)
@@ -117,7 +122,7 @@ fn finish(
     get, path = "/v1/releases/{release}/events", tag = "events", operation_id = "streamReleaseEvents",
     params(("release" = String, Path, description = "Release key", example = "steady.demo")),
     responses(
-        (status = 200, description = "A stream of `runtime` events (the current state first, then each change, with the change's sequence number as `id`) and a `removed` event if the release goes away. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
+        (status = 200, description = "A stream of `runtime` events (the current state first, then each change, with the change's sequence number as `id`), a `config_drift` event when its Knative Service's template stops (or starts again) saying what the service applied, and a `removed` event if the release goes away. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
         ReleaseStreamErrors,
     ),
     security(("bearer" = []), ())
@@ -170,7 +175,7 @@ pub async fn release_events(
 #[utoipa::path(
     get, path = "/v1/events", tag = "events", operation_id = "streamAllEvents",
     responses(
-        (status = 200, description = "A stream of `runtime`, `removed` and `lagged` events of every release, after a first `: connected` comment. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
+        (status = 200, description = "A stream of `runtime`, `config_drift`, `removed` and `lagged` events of every release, after a first `: connected` comment. Each message's `event:` and `data:` lines are the `event` and `data` of the schema.", content_type = "text/event-stream", body = StreamEvent, example = examples::event_stream),
         FleetStreamErrors,
     ),
     security(("bearer" = []), ())

@@ -68,6 +68,8 @@ pub struct Shared {
     pub streams: Arc<streams::StreamLimits>,
     /// A span per request, joined to the caller's `traceparent` (traces are on).
     pub trace_requests: bool,
+    /// Applies `PUT config` to Knative Services, when applying is on.
+    pub applier: Option<Arc<crate::service::apply::ConfigApplier>>,
 }
 
 impl std::ops::Deref for AppState {

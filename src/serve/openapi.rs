@@ -111,7 +111,7 @@ error_set! {
     /// The config write.
     ConfigWriteErrors: [
         InvalidJson, BadRequest, Unauthenticated, Forbidden, UnknownRelease, BodyTooLarge,
-        UnsupportedMediaType, InvalidField, StoreUnavailable, Timeout,
+        UnsupportedMediaType, InvalidField, ApplyConflict, StoreUnavailable, Timeout,
     ];
     /// An operations read, which can only time out.
     OpsErrors: [Timeout];

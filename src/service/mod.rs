@@ -13,6 +13,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub mod apply;
 pub mod deps;
 pub mod engine;
 pub mod get;
@@ -96,10 +97,21 @@ impl Service {
         let listener = TcpListener::bind(config.listen_addr)
             .await
             .with_context(|| format!("binding {}", config.listen_addr))?;
+        let book = Arc::new(FactsBook::new(std::time::Duration::from_secs(
+            config.stale_after_seconds,
+        )));
+        // Applying needs the cluster the watch reads: without the watch there is no
+        // Service to apply to.
+        let applier = (config.act.apply_config && config.measure.watch_kubernetes).then(|| {
+            Arc::new(apply::ConfigApplier::new(
+                config.measure.kubeconfig.clone(),
+                store.clone(),
+                book.clone(),
+                metrics.clone(),
+            ))
+        });
         let state = AppState::new(Shared {
-            book: Arc::new(FactsBook::new(std::time::Duration::from_secs(
-                config.stale_after_seconds,
-            ))),
+            book,
             store,
             tokens,
             allow_anonymous_reads: config.allow_anonymous_reads,
@@ -112,6 +124,7 @@ impl Service {
             max_body_bytes: config.max_body_bytes,
             streams: StreamLimits::new(config.max_streams, config.max_streams_per_token),
             trace_requests: crate::telemetry::traces::on(),
+            applier,
         });
         Ok(Self {
             state,
@@ -257,6 +270,10 @@ impl Service {
                 }
             })
         };
+        let applying = state
+            .applier
+            .clone()
+            .map(|a| tokio::spawn(a.run(shutdown.clone())));
         let pruning = tokio::spawn(retention::run(
             state.store.clone(),
             config.measure.retention(),
@@ -276,6 +293,9 @@ impl Service {
         .await;
         warmup.abort();
         pruning.abort();
+        if let Some(applying) = applying {
+            let _ = applying.await;
+        }
         if let Some(engine) = engine {
             let _ = engine.await;
         }

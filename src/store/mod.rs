@@ -14,6 +14,7 @@
 //!
 //! Histograms are not stored: they are derived from the wakes rows when history loads.
 
+pub mod apply;
 pub mod config;
 #[cfg(feature = "sim")]
 pub mod faults;

@@ -48,6 +48,13 @@ pub struct PhaseLabels {
     pub phase: String,
 }
 
+/// How an apply of the editor's values ended: `applied`, `retrying`, `conflict` or
+/// `failed`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ApplyLabels {
+    pub outcome: String,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: String,
@@ -82,6 +89,10 @@ pub struct Metrics {
     pub store_retries: Counter,
     /// Requests sent to wake a declared dependency at zero.
     pub dependency_wakes: Counter,
+    /// Server-side applies of the editor's values, by outcome.
+    pub config_applies: Family<ApplyLabels, Counter>,
+    /// 1 while a Service's template no longer says what the service applied to it.
+    pub config_drift: Family<ServiceLabels, Gauge>,
     pub write_queue_depth: Gauge,
     pub spool_bytes: Gauge,
     pub writes_rejected: Counter,
@@ -189,6 +200,18 @@ impl Metrics {
             "Requests sent to wake a release at zero because a release that declares it started waking",
             dependency_wakes.clone(),
         );
+        let config_applies = Family::<ApplyLabels, Counter>::default();
+        registry.register(
+            "config_applies",
+            "Server-side applies of the editor's values to Knative Services, by outcome",
+            config_applies.clone(),
+        );
+        let config_drift = Family::<ServiceLabels, Gauge>::default();
+        registry.register(
+            "config_drift",
+            "1 while a Knative Service's template annotations differ from what the service applied (edited by another hand)",
+            config_drift.clone(),
+        );
         let store_retries = Counter::default();
         registry.register(
             "store_retries",
@@ -226,6 +249,8 @@ impl Metrics {
             watch_heard_age,
             store_retries,
             dependency_wakes,
+            config_applies,
+            config_drift,
             registry,
             http,
             releases_known,
@@ -256,8 +281,9 @@ impl Metrics {
                 phase: phase.to_owned(),
             });
         }
-        self.wake_duration
-            .remove(&ServiceLabels { namespace, service });
+        let labels = ServiceLabels { namespace, service };
+        self.config_drift.remove(&labels);
+        self.wake_duration.remove(&labels);
     }
 
     /// The OpenMetrics text exposition.

@@ -8,7 +8,10 @@
 //! an error; they report errors and completed lists so the engine knows whether the facts
 //! are current. A relist does not report objects deleted meanwhile, so each watcher keeps
 //! the keys it has seen and reports the missing ones as gone once the list is complete.
+//!
+//! The one write, the editor's settings applied to a Service's template, is [`apply`]'s.
 
+pub mod apply;
 pub mod convert;
 pub mod reconnect;
 mod seen;

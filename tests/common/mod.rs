@@ -151,6 +151,11 @@ pub fn token_of(name: &str) -> String {
 }
 
 pub fn tokens() -> Tokens {
+    Tokens::parse(&tokens_toml()).expect("test tokens parse")
+}
+
+/// The tokens file of [`TOKENS`], for a service started from its configuration.
+pub fn tokens_toml() -> String {
     use sha2::{Digest, Sha256};
     let mut text = String::new();
     for (name, scopes) in TOKENS {
@@ -161,7 +166,7 @@ pub fn tokens() -> Tokens {
             scopes.join(", ")
         ));
     }
-    Tokens::parse(&text).expect("test tokens parse")
+    text
 }
 
 pub struct TestApp {
@@ -205,6 +210,7 @@ pub fn shared_with(store: Store, allow_anonymous_reads: bool) -> Shared {
         max_body_bytes: 4_096,
         streams: scaling_facts::serve::streams::StreamLimits::new(6, 3),
         trace_requests: false,
+        applier: None,
     }
 }
 

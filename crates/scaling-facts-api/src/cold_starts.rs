@@ -137,34 +137,7 @@ pub struct ColdStarts {
     pub revisions: Vec<RevisionColdStarts>,
 }
 
-/// The wire text of each variant, which is also how the store keeps it.
-macro_rules! text_enum {
-    ($ty:ty { $($variant:ident => $text:literal),+ $(,)? }) => {
-        impl $ty {
-            /// Every variant, for whoever must name each one (a metric's label values).
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $text),+ }
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-        impl FromStr for $ty {
-            type Err = UnknownValue;
-            fn from_str(s: &str) -> Result<Self, UnknownValue> {
-                match s {
-                    $($text => Ok(Self::$variant),)+
-                    other => Err(UnknownValue(other.to_owned())),
-                }
-            }
-        }
-    };
-}
-
+// The wire text of each variant, which is also how the store keeps it.
 text_enum!(WakeKind { Initial => "initial", Wake => "wake" });
 text_enum!(Outcome { Served => "served", Aborted => "aborted", Failed => "failed" });
 text_enum!(Precision { Ms => "ms", S => "s" });

@@ -45,6 +45,10 @@ pub enum ErrorCode {
     InvalidJson,
     /// 400: any other request the service cannot read (a bad header, a malformed path).
     BadRequest,
+    /// 409: the desired values were stored, but applying them to the Knative Service
+    /// would change an annotation another field manager set; nothing was overwritten. The
+    /// message names the manager and the field.
+    ApplyConflict,
     /// 413: the body exceeds the configured limit.
     BodyTooLarge,
     /// 415: a JSON body without `Content-Type: application/json`.
@@ -65,7 +69,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code the server sends, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         Self::UnknownRelease,
         Self::NotFound,
         Self::MethodNotAllowed,
@@ -74,6 +78,7 @@ impl ErrorCode {
         Self::InvalidField,
         Self::InvalidJson,
         Self::BadRequest,
+        Self::ApplyConflict,
         Self::BodyTooLarge,
         Self::UnsupportedMediaType,
         Self::TooManyStreams,
@@ -92,6 +97,7 @@ impl ErrorCode {
             Self::InvalidField => "invalid_field",
             Self::InvalidJson => "invalid_json",
             Self::BadRequest => "bad_request",
+            Self::ApplyConflict => "apply_conflict",
             Self::BodyTooLarge => "body_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::TooManyStreams => "too_many_streams",
@@ -116,6 +122,9 @@ impl ErrorCode {
             Self::InvalidJson => "the body is not JSON of the expected shape",
             Self::BadRequest => {
                 "the request cannot be read (for example a path segment that is not UTF-8)"
+            }
+            Self::ApplyConflict => {
+                "stored, but another field manager set the Service's annotation; nothing was overwritten"
             }
             Self::BodyTooLarge => "the body exceeds the configured limit",
             Self::UnsupportedMediaType => "the body is not sent as `application/json`",

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::Runtime;
+use crate::{ConfigDrift, Runtime};
 
 /// One event of a stream, as `{event, data}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -20,6 +20,9 @@ pub enum StreamEvent {
     Removed(String),
     /// Only on the all-releases stream: the subscriber fell behind and missed changes.
     Lagged(Lagged),
+    /// The Knative Service's template stopped saying what the service applied (edited by
+    /// another hand), or says it again.
+    ConfigDrift(ConfigDrift),
 }
 
 impl StreamEvent {
@@ -29,6 +32,7 @@ impl StreamEvent {
             Self::Runtime(_) => "runtime",
             Self::Removed(_) => "removed",
             Self::Lagged(_) => "lagged",
+            Self::ConfigDrift(_) => "config_drift",
         }
     }
 }

@@ -145,11 +145,27 @@ pub fn config_view() -> ConfigView {
             updated_by: "release-editor".into(),
             updated_at: at(0),
         }),
-        effective: EffectiveView {
-            min_instances: 0,
-            idle_timeout_seconds: 90.0,
+        apply: Some(ApplyView {
+            state: ApplyState::Applied,
+            message: None,
+            attempts: 1,
+            last_attempt_at: Some(at(35)),
+        }),
+        applied: Some(AppliedView {
+            min_scale: "1".into(),
+            retention: "240s".into(),
+            applied_at: at(35),
+        }),
+        template: TemplateView {
+            min_scale: Some("1".into()),
+            retention: Some("240s".into()),
         },
-        in_sync: false,
+        drift: false,
+        effective: EffectiveView {
+            min_instances: 1,
+            idle_timeout_seconds: 300.0,
+        },
+        in_sync: true,
         audit: vec![AuditView {
             actor: "release-editor".into(),
             request_id: "3f0c2b8e-2f1e-4a7d-bb1e-9d2c4a6e8f01".into(),
@@ -159,6 +175,8 @@ pub fn config_view() -> ConfigView {
                 min_instances: 1,
                 idle_timeout_seconds: 300,
             },
+            apply_state: ApplyState::Applied,
+            apply_message: None,
         }],
     }
 }
@@ -301,8 +319,15 @@ pub fn error(code: ErrorCode) -> ErrorBody {
         ErrorCode::Unauthenticated => "a bearer token with the read scope is required",
         ErrorCode::Forbidden => "this token lacks the scope write or write:steady.demo",
         ErrorCode::InvalidField => {
-            "idle_timeout_seconds: must be between 60 and 3660, got 5: the idle window is the \
-             stable window (60 s) plus the scale-down delay (0 s) plus a pod retention of 0 to 3600 s"
+            "idle_timeout_seconds: must be at least 60, got 5: the idle window cannot be shorter \
+             than the stable window (60 s) plus the scale-down delay (0 s), which Knative always \
+             waits before removing the last pod"
+        }
+        ErrorCode::ApplyConflict => {
+            "the desired values of steady.demo are stored but not applied: another field manager \
+             owns what the apply would change: Apply failed with 1 conflict: conflict with \
+             \"kubectl-edit\" using serving.knative.dev/v1: \
+             .spec.template.metadata.annotations.autoscaling.knative.dev/min-scale"
         }
         ErrorCode::InvalidJson => {
             "request body is not valid JSON: min_instances: invalid type: string \"one\", expected u32"

@@ -22,6 +22,35 @@
 //! newer code for [`ErrorCode::Unrecognized`]. The other enums (states, phases, outcomes)
 //! change only with a new version of the API.
 
+/// `as_str`, `Display`, `FromStr` and `ALL` for an enum whose serde names are snake_case
+/// texts: the store keeps them as those texts, and metrics label by them.
+macro_rules! text_enum {
+    ($ty:ty { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Every variant, for whoever must name each one (a metric's label values).
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl FromStr for $ty {
+            type Err = UnknownValue;
+            fn from_str(s: &str) -> Result<Self, UnknownValue> {
+                match s {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(UnknownValue(other.to_owned())),
+                }
+            }
+        }
+    };
+}
+
 pub mod cold_starts;
 pub mod config;
 pub mod error;
@@ -36,7 +65,10 @@ pub use cold_starts::{
     ColdStarts, HistogramBucket, Outcome, OutcomeCounts, Percentiles, PhaseBreakdown,
     PhaseDurations, Precision, RevisionColdStarts, UnknownValue, WakeKind, WakeRecord,
 };
-pub use config::{AuditView, ConfigUpdate, ConfigValues, ConfigView, DesiredView, EffectiveView};
+pub use config::{
+    AppliedView, ApplyState, ApplyView, AuditView, ConfigDrift, ConfigUpdate, ConfigValues,
+    ConfigView, DesiredView, EffectiveView, TemplateView,
+};
 pub use error::{ErrorBody, ErrorCode};
 pub use events::{Lagged, StreamEvent};
 pub use health::{

@@ -92,6 +92,7 @@ pub fn apply(cluster: &Cluster, fault: &Fault) {
         Fault::Restart => cluster.restart_api_server(),
         Fault::Delay { ms } => cluster.faults.set_delay(ms),
         Fault::Refuse { ms } => cluster.faults.refuse_for(Duration::from_millis(ms)),
+        Fault::FailWrites { count } => cluster.faults.fail_writes(count),
     }
 }
 

@@ -133,6 +133,17 @@ pub async fn handle(
             .or_else(|| selector.selected_name().map(str::to_owned)),
     });
     let is_put = method == Method::PUT;
+    let writes = matches!(
+        method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    );
+    if writes && cluster.faults.take_write_failure() {
+        return status_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            "etcdserver: leader changed",
+        );
+    }
     let manager = field_manager(&query, &headers);
     match (method, target.name.as_deref()) {
         (Method::GET, None) if is_watch => watch(cluster, target, selector, &query),

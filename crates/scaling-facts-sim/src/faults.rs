@@ -19,6 +19,8 @@ pub struct Faults {
     delay_ms: AtomicU64,
     /// New connections are dropped until then.
     refuse_until: Mutex<Option<Instant>>,
+    /// The next this-many writes (create, replace, patch, delete) fail with `500`.
+    fail_writes: AtomicU32,
 }
 
 impl Default for Faults {
@@ -28,6 +30,7 @@ impl Default for Faults {
             gone_next: AtomicU32::new(0),
             delay_ms: AtomicU64::new(0),
             refuse_until: Mutex::new(None),
+            fail_writes: AtomicU32::new(0),
         }
     }
 }
@@ -46,6 +49,9 @@ pub enum Fault {
     Delay { ms: u64 },
     /// Refuse new connections for `ms`.
     Refuse { ms: u64 },
+    /// Answer the next `count` writes with 500, as an API server does while etcd elects a
+    /// new leader; reads still work.
+    FailWrites { count: u32 },
 }
 
 impl Faults {
@@ -55,6 +61,17 @@ impl Faults {
 
     pub fn watch_drops(&self) -> watch::Receiver<u64> {
         self.drop_generation.subscribe()
+    }
+
+    pub fn fail_writes(&self, count: u32) {
+        self.fail_writes.store(count, Ordering::SeqCst);
+    }
+
+    /// Whether this write should fail, consuming one.
+    pub fn take_write_failure(&self) -> bool {
+        self.fail_writes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
     }
 
     pub fn gone_next(&self, count: u32) {
