@@ -194,7 +194,7 @@ fn overlays_render_and_every_object_validates() {
 /// appears in the exposition once it has a series, so each gets one first.
 fn exported_names() -> BTreeSet<String> {
     use scaling_facts::telemetry::metrics::{
-        KindLabels, Metrics, PhaseLabels, ServiceLabels, WakeLabels,
+        ApplyLabels, KindLabels, Metrics, PhaseLabels, ServiceLabels, WakeLabels,
     };
     let m = Metrics::new();
     let (namespace, service) = ("n".to_owned(), "s".to_owned());
@@ -215,6 +215,17 @@ fn exported_names() -> BTreeSet<String> {
             service: service.clone(),
         })
         .observe(1.0);
+    m.config_drift
+        .get_or_create(&ServiceLabels {
+            namespace: namespace.clone(),
+            service: service.clone(),
+        })
+        .set(1);
+    m.config_applies
+        .get_or_create(&ApplyLabels {
+            outcome: "applied".into(),
+        })
+        .inc();
     m.wake_phase_duration
         .get_or_create(&PhaseLabels {
             namespace,
@@ -326,24 +337,62 @@ services:
     timing: {provisioning_ms: 10, pulling_image_ms: 10, starting_ms: 10}
 "#;
 
+/// The deployed setting of `SCALING_FACTS_APPLY_CONFIG` in an overlay.
+fn applies_config(objects: &[Value]) -> bool {
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "ConfigMap")
+        .find_map(|o| o["data"]["SCALING_FACTS_APPLY_CONFIG"].as_str())
+        == Some("true")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rbac_grants_exactly_the_requests_the_service_makes() {
+    let rendered: Vec<(&str, Vec<Value>)> = OVERLAYS.iter().map(|o| (*o, render(o))).collect();
+    // The service runs as deployed: applying on or off as the overlays set it.
+    let apply = applies_config(&rendered[0].1);
+    for (overlay, objects) in &rendered {
+        assert_eq!(applies_config(objects), apply, "{overlay} applies differently");
+    }
     let (sim, _client) = start_sim(SCENARIO).await;
     let db = TestDb::sqlite().await;
-    let service = RunningService::start(&sim, &db.url, |_| {}).await;
-    let cluster = sim.cluster.clone();
-    // Every watcher has listed and is watching.
-    let requests = eventually(20, "every kind watched", || {
-        let requests = cluster.audit.requests();
-        let watches = requests.iter().filter(|r| r.verb == "watch").count();
-        (watches == scaling_facts::watch::KINDS.len()).then_some(requests)
+    let tokens = tempfile::tempdir().unwrap();
+    let tokens_file = tokens.path().join("tokens.toml");
+    std::fs::write(&tokens_file, common::tokens_toml()).unwrap();
+    let service = RunningService::start(&sim, &db.url, |c| {
+        c.act.apply_config = apply;
+        c.tokens_file = Some(tokens_file);
     })
     .await;
+    let cluster = sim.cluster.clone();
+    // Every watcher has listed and is watching.
+    eventually(20, "every kind watched", || {
+        let requests = cluster.audit.requests();
+        let watches = requests.iter().filter(|r| r.verb == "watch").count();
+        (watches == scaling_facts::watch::KINDS.len()).then_some(())
+    })
+    .await;
+    // And an editor's change, which is applied when applying is on.
+    let book = service.state.book.clone();
+    eventually(20, "the release known", || book.get("watched.r")).await;
+    let put = reqwest::Client::new()
+        .put(format!("{}/v1/releases/watched.r/config", service.base))
+        .bearer_auth(common::token_of("writer"))
+        .json(&serde_json::json!({"min_instances": 1, "idle_timeout_seconds": 120}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), reqwest::StatusCode::OK);
+    let requests = cluster.audit.requests();
+    assert_eq!(
+        requests.iter().any(|r| r.verb == "patch"),
+        apply,
+        "the service patches exactly when applying is on"
+    );
     service.stop().await;
 
-    for overlay in OVERLAYS {
-        let objects = render(overlay);
-        let grants = rbac::grants(&objects, "scaling-facts", "scaling-facts");
+    for (overlay, objects) in &rendered {
+        let grants = rbac::grants(objects, "scaling-facts", "scaling-facts");
         let (missing, extra) = rbac::compare(&grants, &requests);
         assert!(
             missing.is_empty() && extra.is_empty(),
@@ -375,7 +424,7 @@ async fn rbac_grants_exactly_the_requests_the_service_makes() {
     );
     let mut asks_more: BTreeSet<Authorized> = requests.clone();
     asks_more.insert(Authorized {
-        verb: "patch",
+        verb: "delete",
         group: "serving.knative.dev".into(),
         resource: "services".into(),
         namespace: Some("r".into()),
