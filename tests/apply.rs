@@ -177,7 +177,7 @@ async fn an_idle_window_below_the_stable_window_plus_delay_is_refused_naming_the
     assert_eq!(body.error_code, "invalid_field");
     assert!(
         body.message
-            .starts_with("idle_timeout_seconds: must be at least 6, got 5"),
+            .starts_with("idle_timeout_seconds: must be between 6 and 3606, got 5: at least 6,"),
         "{}",
         body.message
     );

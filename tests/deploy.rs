@@ -352,7 +352,11 @@ async fn rbac_grants_exactly_the_requests_the_service_makes() {
     // The service runs as deployed: applying on or off as the overlays set it.
     let apply = applies_config(&rendered[0].1);
     for (overlay, objects) in &rendered {
-        assert_eq!(applies_config(objects), apply, "{overlay} applies differently");
+        assert_eq!(
+            applies_config(objects),
+            apply,
+            "{overlay} applies differently"
+        );
     }
     let (sim, _client) = start_sim(SCENARIO).await;
     let db = TestDb::sqlite().await;

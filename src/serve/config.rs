@@ -121,9 +121,9 @@ pub fn validate(update: &ConfigUpdate, parts: IdleWindowParts) -> Result<Desired
         return Err(ApiError::invalid(
             "idle_timeout_seconds",
             format!(
-                "must be at least {floor}, got {idle}: the idle window cannot be shorter than the \
-                 stable window ({} s) plus the scale-down delay ({} s), which Knative always waits \
-                 before removing the last pod",
+                "must be between {floor} and {ceiling}, got {idle}: at least {floor}, since the idle \
+                 window cannot be shorter than the stable window ({} s) plus the scale-down delay \
+                 ({} s), which Knative always waits before removing the last pod",
                 parts.stable_window_seconds, parts.scale_down_delay_seconds
             ),
         ));

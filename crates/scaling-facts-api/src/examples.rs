@@ -319,9 +319,9 @@ pub fn error(code: ErrorCode) -> ErrorBody {
         ErrorCode::Unauthenticated => "a bearer token with the read scope is required",
         ErrorCode::Forbidden => "this token lacks the scope write or write:steady.demo",
         ErrorCode::InvalidField => {
-            "idle_timeout_seconds: must be at least 60, got 5: the idle window cannot be shorter \
-             than the stable window (60 s) plus the scale-down delay (0 s), which Knative always \
-             waits before removing the last pod"
+            "idle_timeout_seconds: must be between 60 and 3660, got 5: at least 60, since the idle \
+             window cannot be shorter than the stable window (60 s) plus the scale-down delay \
+             (0 s), which Knative always waits before removing the last pod"
         }
         ErrorCode::ApplyConflict => {
             "the desired values of steady.demo are stored but not applied: another field manager \

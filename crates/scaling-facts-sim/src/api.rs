@@ -23,9 +23,11 @@ use super::objects::{ObjectError, StoredEvent, labels_of};
 use super::resources::{self, Kind};
 use super::selector::Selector;
 
+mod write;
+
 /// Where a request points.
 #[derive(Debug)]
-struct Target {
+pub(crate) struct Target {
     kind: Kind,
     namespace: Option<String>,
     name: Option<String>,
@@ -132,7 +134,6 @@ pub async fn handle(
             .clone()
             .or_else(|| selector.selected_name().map(str::to_owned)),
     });
-    let is_put = method == Method::PUT;
     let writes = matches!(
         method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -144,7 +145,17 @@ pub async fn handle(
             "etcdserver: leader changed",
         );
     }
-    let manager = field_manager(&query, &headers);
+    let is_put = method == Method::PUT;
+    let manager = write::field_manager(&query, &headers);
+    let write = write::Write {
+        cluster: &cluster,
+        target: &target,
+        headers: &headers,
+        query: &query,
+        body: &body,
+        manager: &manager,
+        what: &what,
+    };
     match (method, target.name.as_deref()) {
         (Method::GET, None) if is_watch => watch(cluster, target, selector, &query),
         (Method::GET, None) => list(&cluster, &target, &selector, &query),
@@ -155,124 +166,8 @@ pub async fn handle(
                 None => object_error(ObjectError::NotFound, &what),
             }
         }
-        (Method::POST, None) => {
-            let Some(ns) = target.namespace.as_deref() else {
-                return status_error(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "MethodNotAllowed",
-                    "create needs a namespace",
-                );
-            };
-            let mut obj: Value = match serde_json::from_slice(&body) {
-                Ok(v) => v,
-                Err(e) => {
-                    return status_error(StatusCode::BAD_REQUEST, "BadRequest", e.to_string());
-                }
-            };
-            if target.kind.status_subresource
-                && let Some(m) = obj.as_object_mut()
-            {
-                m.remove("status");
-            }
-            crate::managed::update(None, &mut obj, &manager);
-            let created = cluster.lock().create(target.kind, ns, obj);
-            match created {
-                Ok(obj) => {
-                    cluster.after_api_write(target.kind, ns, name_of(&obj));
-                    (StatusCode::CREATED, axum::Json((*obj).clone())).into_response()
-                }
-                Err(e) => object_error(e, &what),
-            }
-        }
-        (Method::PUT | Method::PATCH, Some(name)) => {
-            let ns = target.namespace.clone().unwrap_or_default();
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("application/json")
-                .to_owned();
-            let patch: Value = match serde_json::from_slice(&body) {
-                Ok(v) => v,
-                Err(e) => {
-                    return status_error(StatusCode::BAD_REQUEST, "BadRequest", e.to_string());
-                }
-            };
-            let mut failure = None;
-            let mut conflicts = None;
-            let status_only = target.status;
-            let subresource = target.kind.status_subresource;
-            let server_side = content_type.starts_with("application/apply-patch");
-            if server_side && !query.contains_key("fieldManager") {
-                return status_error(
-                    StatusCode::BAD_REQUEST,
-                    "BadRequest",
-                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-                );
-            }
-            let force = query.get("force").is_some_and(|f| f == "true");
-            let result = cluster.lock().update(target.kind, &ns, name, |obj| {
-                let before = obj.clone();
-                let applied = if is_put {
-                    let mut next = patch.clone();
-                    crate::managed::update(Some(&before), &mut next, &manager);
-                    Ok(next)
-                } else if server_side {
-                    match crate::managed::apply(obj, &patch, &manager, force) {
-                        Ok(next) => Ok(next),
-                        Err(c) => {
-                            conflicts = Some(c);
-                            return;
-                        }
-                    }
-                } else {
-                    apply_patch(obj.clone(), &content_type, &patch).map(|mut next| {
-                        crate::managed::update(Some(&before), &mut next, &manager);
-                        next
-                    })
-                };
-                match applied {
-                    Ok(mut next) => {
-                        if status_only {
-                            // Only status changes through the subresource.
-                            let status = next.get("status").cloned();
-                            next = before.clone();
-                            match status {
-                                Some(s) => next["status"] = s,
-                                None => {
-                                    if let Some(m) = next.as_object_mut() {
-                                        m.remove("status");
-                                    }
-                                }
-                            }
-                        } else if subresource {
-                            match before.get("status") {
-                                Some(s) => next["status"] = s.clone(),
-                                None => {
-                                    if let Some(m) = next.as_object_mut() {
-                                        m.remove("status");
-                                    }
-                                }
-                            }
-                        }
-                        *obj = next;
-                    }
-                    Err(e) => failure = Some(e),
-                }
-            });
-            if let Some(e) = failure {
-                return status_error(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e);
-            }
-            if let Some(c) = conflicts {
-                return apply_conflict(&c, &target.kind.api_version(), name);
-            }
-            match result {
-                Ok(obj) => {
-                    cluster.after_api_write(target.kind, &ns, name);
-                    axum::Json((*obj).clone()).into_response()
-                }
-                Err(e) => object_error(e, &what),
-            }
-        }
+        (Method::POST, None) => write::create(&write),
+        (Method::PUT | Method::PATCH, Some(name)) => write::update(&write, name, is_put),
         (Method::DELETE, Some(name)) => {
             let ns = target.namespace.clone().unwrap_or_default();
             let deleted = cluster.lock().delete(target.kind, &ns, name);
@@ -292,53 +187,10 @@ pub async fn handle(
     }
 }
 
-/// The writer's field manager: the `fieldManager` parameter, else its user agent's product
-/// name (`kubectl` for `kubectl/v1.32.0 (...)`), as the API server defaults it.
-fn field_manager(query: &HashMap<String, String>, headers: &HeaderMap) -> String {
-    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
-        return m.clone();
-    }
-    headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|ua| ua.split('/').next())
-        .filter(|m| !m.trim().is_empty())
-        .map_or_else(|| "unknown".to_owned(), |m| m.trim().to_owned())
-}
-
-/// `409 Conflict` for an apply that would change fields other managers own.
-fn apply_conflict(
-    conflicts: &[crate::managed::Conflict],
-    api_version: &str,
-    name: &str,
-) -> Response {
-    let body = json!({
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": crate::managed::conflict_message(conflicts, api_version),
-        "reason": "Conflict", "code": 409,
-        "details": {"name": name, "causes": crate::managed::conflict_causes(conflicts, api_version)},
-    });
-    (StatusCode::CONFLICT, axum::Json(body)).into_response()
-}
-
 fn name_of(obj: &Value) -> &str {
     obj.pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
-}
-
-fn apply_patch(mut obj: Value, content_type: &str, patch: &Value) -> Result<Value, String> {
-    if content_type.starts_with("application/json-patch+json") {
-        let ops: json_patch::Patch =
-            serde_json::from_value(patch.clone()).map_err(|e| e.to_string())?;
-        json_patch::patch(&mut obj, &ops).map_err(|e| e.to_string())?;
-    } else {
-        // Merge, strategic merge and apply patches are all treated as JSON merge patches:
-        // the simulator's objects have no lists that strategic merge would key differently
-        // for the writers it serves.
-        json_patch::merge(&mut obj, patch);
-    }
-    Ok(obj)
 }
 
 fn list(

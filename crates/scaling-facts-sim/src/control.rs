@@ -404,23 +404,32 @@ impl Cluster {
         });
     }
 
-    /// Sends all traffic of a service to `revision`; older revisions become unreachable.
+    /// Sends all traffic of a service to `revision`, which becomes reachable, and every
+    /// other revision unreachable. As Knative's latest-ready tracking does, a revision
+    /// older than the one routed to (an initial start that ends after its successor's)
+    /// takes nothing.
     pub(crate) fn route_to(&self, namespace: &str, service: &str, revision: &str) {
-        let previous: Vec<String> = self
+        let revisions: Vec<String> = self
             .control
             .lock()
             .services
             .get(&(namespace.to_owned(), service.to_owned()))
-            .map(|s| {
-                s.revisions
-                    .iter()
-                    .filter(|r| *r != revision)
-                    .cloned()
-                    .collect()
-            })
+            .map(|s| s.revisions.clone())
             .unwrap_or_default();
         let now = Utc::now();
         let mut objects = self.lock();
+        let routed = objects.get(SERVICE, namespace, service).and_then(|s| {
+            s["status"]["latestReadyRevisionName"]
+                .as_str()
+                .map(str::to_owned)
+        });
+        let position = |name: &str| revisions.iter().position(|r| r == name);
+        if let (Some(routed), Some(new)) =
+            (routed.as_deref().and_then(position), position(revision))
+            && new < routed
+        {
+            return;
+        }
         let _ = objects.update(SERVICE, namespace, service, |s| {
             s["status"]["traffic"] =
                 json!([{"revisionName": revision, "percent": 100, "latestRevision": true}]);
@@ -429,14 +438,21 @@ impl Cluster {
                 set_condition(s, condition(c, "True", None, None, now));
             }
         });
-        for old in previous {
-            let _ = objects.update(REVISION, namespace, &old, |r| {
-                r["metadata"]["labels"]["serving.knative.dev/routingState"] = json!("reserve");
+        for name in &revisions {
+            let (state, reachability) = match name == revision {
+                true => ("active", "Reachable"),
+                false => ("reserve", "Unreachable"),
+            };
+            let _ = objects.update(REVISION, namespace, name, |r| {
+                if r["metadata"]["labels"]["serving.knative.dev/routingState"] == state {
+                    return;
+                }
+                r["metadata"]["labels"]["serving.knative.dev/routingState"] = json!(state);
                 r["metadata"]["annotations"]["serving.knative.dev/routingStateModified"] =
                     json!(k8s_time(now));
             });
-            let _ = objects.update(POD_AUTOSCALER, namespace, &old, |pa| {
-                pa["spec"]["reachability"] = json!("Unreachable");
+            let _ = objects.update(POD_AUTOSCALER, namespace, name, |pa| {
+                pa["spec"]["reachability"] = json!(reachability);
             });
         }
     }
