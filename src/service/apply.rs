@@ -35,8 +35,9 @@ use crate::telemetry::ErrorChain;
 use crate::telemetry::metrics::{ApplyLabels, Metrics, ServiceLabels};
 use crate::watch::apply::{ApplyError, ServiceApplier, TemplateSettings};
 
-/// How long one apply may take before it counts as failed (and is retried).
-pub const APPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one apply may take before it counts as failed (and is retried): within the
+/// default request timeout (10 s), so a `PUT` learns its first attempt's outcome.
+pub const APPLY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Retries back off from 1 s, doubling, up to this.
 const MAX_BACKOFF: TimeDelta = TimeDelta::seconds(60);
 /// How often the store is asked for changes still to apply.
@@ -392,10 +393,10 @@ mod tests {
     #[test]
     fn retries_back_off_to_a_minute() {
         assert!(
-            !is_due(&due(0, None), at(10_000)),
+            !is_due(&due(0, None), at(5_999)),
             "its PUT may still be trying"
         );
-        assert!(is_due(&due(0, None), at(11_000)));
+        assert!(is_due(&due(0, None), at(6_000)));
         assert!(!is_due(&due(1, Some(0)), at(999)));
         assert!(is_due(&due(1, Some(0)), at(1_000)));
         assert!(!is_due(&due(3, Some(0)), at(3_999)));
