@@ -145,7 +145,7 @@ impl Client {
         self.send(self.req(Method::GET, &path)).await
     }
 
-    /// Desired and effective configuration, with the audit trail.
+    /// Desired, applied and effective configuration, drift, and the audit trail.
     pub async fn config(&self, release: &str) -> Result<ConfigView, ClientError> {
         let path = Self::release_path(release, "config");
         self.send(self.req(Method::GET, &path)).await
