@@ -202,8 +202,9 @@ pub struct ServiceSnap {
     pub traffic: Vec<(String, u32)>,
     /// The releases it declares it calls (`scaling-facts.io/depends-on`).
     pub depends_on: Vec<String>,
-    /// The scaling annotations of its revision template, as written.
-    pub template: TemplateScaling,
+    /// The scaling annotations of its revision template, as written; None when it has
+    /// neither (boxed: most Services have none, and the tracker keeps one per Service).
+    pub template: Option<Box<TemplateScaling>>,
 }
 
 /// The two revision-template annotations an editor's settings are applied as, verbatim

@@ -532,7 +532,7 @@ impl Tracker {
         }
         let svc = self.services.get(key)?;
         let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
-        f.template = svc.template.clone();
+        f.template = svc.template.as_deref().cloned().unwrap_or_default();
         let active = self.active_of(key);
         f.active_revisions = active
             .iter()

@@ -93,10 +93,11 @@ pub fn service(s: &types::KnativeService, release_label: &str) -> ServiceSnap {
             .unwrap_or_default(),
         template: {
             let annotation = |k: &str| s.spec.template.metadata.annotations.get(k).cloned();
-            TemplateScaling {
+            let t = TemplateScaling {
                 min_scale: annotation(TemplateScaling::MIN_SCALE),
                 retention: annotation(TemplateScaling::RETENTION),
-            }
+            };
+            (t != TemplateScaling::default()).then(|| Box::new(t))
         },
         namespace: ns,
         name: n,
@@ -261,7 +262,7 @@ mod tests {
             (snap.release.as_str(), snap.depends_on.len()),
             ("cart.shop", 0)
         );
-        assert_eq!(snap.template, TemplateScaling::default());
+        assert_eq!(snap.template, None);
     }
 
     #[test]
@@ -277,17 +278,17 @@ mod tests {
         .unwrap();
         let snap = service(&s, "scaling-facts.io/release-uid");
         assert_eq!(
-            snap.template,
-            TemplateScaling {
+            snap.template.as_deref(),
+            Some(&TemplateScaling {
                 min_scale: Some("2".into()),
                 retention: Some("1m5s".into()),
-            }
+            })
         );
         // A null template is no template.
         let null: types::KnativeService = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "web", "namespace": "shop"}, "spec": {"template": null}
         }))
         .unwrap();
-        assert_eq!(service(&null, "x").template, TemplateScaling::default());
+        assert_eq!(service(&null, "x").template, None);
     }
 }
