@@ -223,16 +223,20 @@ impl ServeConfig {
         if let Some(p) = &self.spool_path {
             return p.clone();
         }
-        let url = &self.database.database_url;
-        let file = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-            .map(|rest| rest.split('?').next().unwrap_or_default())
-            .filter(|f| !f.is_empty() && *f != ":memory:");
-        match file {
-            Some(f) => PathBuf::from(format!("{f}.spool")),
+        match self.sqlite_file() {
+            Some(f) => PathBuf::from(format!("{}.spool", f.display())),
             None => PathBuf::from("scaling-facts.spool"),
         }
+    }
+
+    /// The SQLite database file, when the store is one (not in memory).
+    pub fn sqlite_file(&self) -> Option<PathBuf> {
+        let url = &self.database.database_url;
+        url.strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .map(|rest| rest.split('?').next().unwrap_or_default())
+            .filter(|f| !f.is_empty() && *f != ":memory:")
+            .map(PathBuf::from)
     }
 
     pub fn header_read_timeout(&self) -> Duration {

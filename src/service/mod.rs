@@ -34,6 +34,42 @@ pub enum ServiceError {
     },
     #[error("the spool at {path} is locked by another process; give each replica its own")]
     SpoolInUse { path: std::path::PathBuf },
+    #[error(
+        "the SQLite store {path} is in use by another scaling-facts process: SQLite serves one \
+         replica; run more than one on PostgreSQL"
+    )]
+    SqliteInUse { path: std::path::PathBuf },
+    #[error("cannot lock the SQLite store's {path}")]
+    SqliteLock {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Holds `<database file>.lock` for the life of the process when the store is SQLite: a
+/// second replica on the same file would measure and write beside the first, each with
+/// its own view, so it is refused at start with a clear error instead.
+fn lock_sqlite(config: &ServeConfig) -> Result<Option<std::fs::File>, ServiceError> {
+    let Some(db) = config.sqlite_file() else {
+        return Ok(None);
+    };
+    let path = std::path::PathBuf::from(format!("{}.lock", db.display()));
+    let failed = |source| ServiceError::SqliteLock {
+        path: path.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ServiceError::SqliteInUse { path: db }),
+        Err(std::fs::TryLockError::Error(e)) => Err(failed(e)),
+    }
 }
 
 use crate::book::FactsBook;
@@ -58,6 +94,8 @@ pub struct Service {
     pub outbox: Outbox,
     /// What a previous process left in the spool, for the history.
     left: Vec<Write>,
+    /// The SQLite store's lock, held until the process ends.
+    _sqlite_lock: Option<std::fs::File>,
 }
 
 impl Service {
@@ -79,6 +117,8 @@ impl Service {
                 "SCALING_FACTS_DEPENDENCY_WAKE_URL must be an http:// URL, not {url}"
             );
         }
+        // Before anything is opened: a second process on the same SQLite file stops here.
+        let sqlite_lock = lock_sqlite(config)?;
         let store = Store::connect_lazy(&config.database).context("opening the store")?;
         let metrics = Arc::new(Metrics::with_request_timeout(config.request_timeout()));
         let components = Arc::new(Components::default());
@@ -131,6 +171,7 @@ impl Service {
             listener,
             outbox,
             left,
+            _sqlite_lock: sqlite_lock,
         })
     }
 
