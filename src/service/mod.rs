@@ -39,36 +39,35 @@ pub enum ServiceError {
          replica; run more than one on PostgreSQL"
     )]
     SqliteInUse { path: std::path::PathBuf },
-    #[error("cannot lock the SQLite store's {path}")]
-    SqliteLock {
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// Holds `<database file>.lock` for the life of the process when the store is SQLite: a
 /// second replica on the same file would measure and write beside the first, each with
-/// its own view, so it is refused at start with a clear error instead.
+/// its own view, so it is refused at start with a clear error instead. A lock file that
+/// cannot be made (the database's folder is not there yet) does not stop the service,
+/// which starts without its store as it would without the lock.
 fn lock_sqlite(config: &ServeConfig) -> Result<Option<std::fs::File>, ServiceError> {
     let Some(db) = config.sqlite_file() else {
         return Ok(None);
     };
     let path = std::path::PathBuf::from(format!("{}.lock", db.display()));
-    let failed = |source| ServiceError::SqliteLock {
-        path: path.clone(),
-        source,
+    let unlocked = |e: std::io::Error| {
+        tracing::warn!(path = %path.display(), error = %e, "cannot lock the SQLite store: a second replica on it would not be refused");
+        Ok(None)
     };
-    let file = std::fs::OpenOptions::new()
+    let file = match std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(failed)?;
+    {
+        Ok(file) => file,
+        Err(e) => return unlocked(e),
+    };
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Err(ServiceError::SqliteInUse { path: db }),
-        Err(std::fs::TryLockError::Error(e)) => Err(failed(e)),
+        Err(std::fs::TryLockError::Error(e)) => unlocked(e),
     }
 }
 
