@@ -40,9 +40,7 @@ struct Setup {
 async fn setup() -> Setup {
     let (sim, client) = start_sim(SCENARIO).await;
     let db = TestDb::sqlite().await;
-    let tokens = tempfile::tempdir().unwrap();
-    let tokens_file = tokens.path().join("tokens.toml");
-    std::fs::write(&tokens_file, common::tokens_toml()).unwrap();
+    let (tokens, tokens_file) = common::tokens_file();
     let service = RunningService::start(&sim, &db.url, |c| {
         c.act.apply_config = true;
         c.tokens_file = Some(tokens_file);

@@ -360,9 +360,7 @@ async fn rbac_grants_exactly_the_requests_the_service_makes() {
     }
     let (sim, _client) = start_sim(SCENARIO).await;
     let db = TestDb::sqlite().await;
-    let tokens = tempfile::tempdir().unwrap();
-    let tokens_file = tokens.path().join("tokens.toml");
-    std::fs::write(&tokens_file, common::tokens_toml()).unwrap();
+    let (tokens, tokens_file) = common::tokens_file();
     let service = RunningService::start(&sim, &db.url, |c| {
         c.act.apply_config = apply;
         c.tokens_file = Some(tokens_file);

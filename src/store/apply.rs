@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use scaling_facts_api::ApplyState;
 use sqlx::Row;
 
-use super::config::{DesiredConfig, state_of};
-use super::{Store, StoreError, time_of, to_u64};
+use super::config::{DesiredConfig, desired};
+use super::{Store, StoreError, time_of, to_i64, to_u64};
 
 /// The two annotations as applied, verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,10 +78,6 @@ pub struct DueApply {
     pub since: DateTime<Utc>,
 }
 
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
 impl Store {
     /// Records how an attempt at the change `audit_id` ended; false when a newer change
     /// superseded it, in which case nothing is written.
@@ -144,17 +140,15 @@ impl Store {
         .await?;
         rows.iter()
             .map(|row| {
-                let narrow = |what: &'static str, v: i64| -> Result<u32, StoreError> {
-                    u32::try_from(to_u64(what, v)?).map_err(|e| StoreError::corrupt(what, e))
-                };
                 Ok(DueApply {
                     release: row.try_get(0)?,
                     audit_id: to_u64("release_config.audit_id", row.try_get(1)?)?,
-                    desired: DesiredConfig {
-                        min_instances: narrow("release_config", row.try_get(2)?)?,
-                        idle_timeout_seconds: narrow("release_config", row.try_get(3)?)?,
-                    },
-                    attempts: narrow("release_config.apply_attempts", row.try_get(4)?)?,
+                    desired: desired("release_config", row.try_get(2)?, row.try_get(3)?)?,
+                    attempts: u32::try_from(to_u64(
+                        "release_config.apply_attempts",
+                        row.try_get(4)?,
+                    )?)
+                    .map_err(|e| StoreError::corrupt("release_config.apply_attempts", e))?,
                     tried_at: row
                         .try_get::<Option<i64>, _>(5)?
                         .map(|ms| time_of("release_config.apply_tried_ms", ms))
@@ -187,13 +181,4 @@ impl Store {
             .collect()
     }
 
-    /// The state of the current change of `release`, for tests and health.
-    pub async fn apply_state(&self, release: &str) -> Result<Option<ApplyState>, StoreError> {
-        let row = sqlx::query("SELECT apply_state FROM release_config WHERE release_key = $1")
-            .bind(release)
-            .fetch_optional(self.pool())
-            .await?;
-        row.map(|r| state_of(&r.try_get::<String, _>(0)?))
-            .transpose()
-    }
 }

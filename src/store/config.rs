@@ -43,7 +43,7 @@ pub struct ConfigAudit {
     pub apply_message: Option<String>,
 }
 
-fn desired(what: &'static str, min: i64, idle: i64) -> Result<DesiredConfig, StoreError> {
+pub(super) fn desired(what: &'static str, min: i64, idle: i64) -> Result<DesiredConfig, StoreError> {
     let min = to_u64(what, min)?;
     let idle = to_u64(what, idle)?;
     let narrow = |v: u64| u32::try_from(v).map_err(|e| super::StoreError::corrupt(what, e));
@@ -53,7 +53,7 @@ fn desired(what: &'static str, min: i64, idle: i64) -> Result<DesiredConfig, Sto
     })
 }
 
-pub(super) fn state_of(text: &str) -> Result<ApplyState, StoreError> {
+fn state_of(text: &str) -> Result<ApplyState, StoreError> {
     text.parse()
         .map_err(|e| StoreError::corrupt("release_config.apply_state", e))
 }

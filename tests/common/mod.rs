@@ -169,6 +169,15 @@ pub fn tokens_toml() -> String {
     text
 }
 
+/// [`tokens_toml`] written to a file in a fresh folder, for a service's `tokens_file`; the
+/// folder lives as long as the returned guard.
+pub fn tokens_file() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("tokens.toml");
+    std::fs::write(&file, tokens_toml()).expect("the tokens file is written");
+    (dir, file)
+}
+
 pub struct TestApp {
     pub state: AppState,
     pub db: TestDb,
