@@ -360,7 +360,7 @@ async fn rbac_grants_exactly_the_requests_the_service_makes() {
     }
     let (sim, _client) = start_sim(SCENARIO).await;
     let db = TestDb::sqlite().await;
-    let (tokens, tokens_file) = common::tokens_file();
+    let (_tokens, tokens_file) = common::tokens_file();
     let service = RunningService::start(&sim, &db.url, |c| {
         c.act.apply_config = apply;
         c.tokens_file = Some(tokens_file);

@@ -43,7 +43,11 @@ pub struct ConfigAudit {
     pub apply_message: Option<String>,
 }
 
-pub(super) fn desired(what: &'static str, min: i64, idle: i64) -> Result<DesiredConfig, StoreError> {
+pub(super) fn desired(
+    what: &'static str,
+    min: i64,
+    idle: i64,
+) -> Result<DesiredConfig, StoreError> {
     let min = to_u64(what, min)?;
     let idle = to_u64(what, idle)?;
     let narrow = |v: u64| u32::try_from(v).map_err(|e| super::StoreError::corrupt(what, e));
