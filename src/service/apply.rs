@@ -16,13 +16,11 @@
 //! `scaling_facts_config_drift` and sends a `config_drift` event.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use scaling_facts_api::{AppliedView, ConfigDrift, TemplateView};
-use tokio::sync::OnceCell;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
@@ -54,9 +52,8 @@ struct Applied {
 }
 
 pub struct ConfigApplier {
-    kubeconfig: Option<PathBuf>,
-    /// Connected at the first apply: the watchers' client is the engine's own.
-    client: OnceCell<ServiceApplier>,
+    /// The process's Kubernetes client, connected at the first use.
+    link: Arc<crate::watch::Link>,
     store: Store,
     book: Arc<FactsBook>,
     metrics: Arc<Metrics>,
@@ -65,14 +62,13 @@ pub struct ConfigApplier {
 
 impl ConfigApplier {
     pub fn new(
-        kubeconfig: Option<PathBuf>,
+        link: Arc<crate::watch::Link>,
         store: Store,
         book: Arc<FactsBook>,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            kubeconfig,
-            client: OnceCell::new(),
+            link,
             store,
             book,
             metrics,
@@ -89,14 +85,11 @@ impl ConfigApplier {
         self.applied().get(release).is_some_and(|a| a.drifted)
     }
 
-    async fn client(&self) -> Result<&ServiceApplier, String> {
-        self.client
-            .get_or_try_init(|| async {
-                crate::watch::connect(self.kubeconfig.as_deref())
-                    .await
-                    .map(|(client, _)| ServiceApplier::new(client))
-            })
+    async fn client(&self) -> Result<ServiceApplier, String> {
+        self.link
+            .get()
             .await
+            .map(|(client, _)| ServiceApplier::new(client.clone()))
             .map_err(|e| ErrorChain(&e).to_string())
     }
 

@@ -12,7 +12,6 @@
 //! so a wake the last process had underway is still continued from its stored start.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,7 +47,7 @@ const RELEASE_KINDS: [&str; 2] = ["services", "revisions"];
 pub struct EngineSettings {
     pub tracker: TrackerSettings,
     pub watch: WatchSettings,
-    pub kubeconfig: Option<PathBuf>,
+    pub link: Arc<watch::Link>,
 }
 
 /// Observations taken before the facts are derived, when a burst is queued: enough to
@@ -111,8 +110,8 @@ impl Engine {
         let history = history.fuse();
         tokio::pin!(history);
         let (client, starts) = loop {
-            match watch::connect(settings.kubeconfig.as_deref()).await {
-                Ok(c) => break c,
+            match settings.link.get().await {
+                Ok((client, starts)) => break (client.clone(), starts.clone()),
                 Err(e) => {
                     tracing::error!(error = %ErrorChain(&e), "cannot reach Kubernetes; retrying");
                     tokio::select! {

@@ -93,6 +93,8 @@ pub struct Service {
     pub outbox: Outbox,
     /// What a previous process left in the spool, for the history.
     left: Vec<Write>,
+    /// The Kubernetes API, one client for the watchers, the applier and the Lease.
+    link: Arc<crate::watch::Link>,
     /// The SQLite store's lock, held until the process ends.
     _sqlite_lock: Option<std::fs::File>,
 }
@@ -139,11 +141,12 @@ impl Service {
         let book = Arc::new(FactsBook::new(std::time::Duration::from_secs(
             config.stale_after_seconds,
         )));
+        let link = Arc::new(crate::watch::Link::new(config.measure.kubeconfig.clone()));
         // Applying needs the cluster the watch reads: without the watch there is no
         // Service to apply to.
         let applier = (config.act.apply_config && config.measure.watch_kubernetes).then(|| {
             Arc::new(apply::ConfigApplier::new(
-                config.measure.kubeconfig.clone(),
+                link.clone(),
                 store.clone(),
                 book.clone(),
                 metrics.clone(),
@@ -170,6 +173,7 @@ impl Service {
             listener,
             outbox,
             left,
+            link,
             _sqlite_lock: sqlite_lock,
         })
     }
@@ -267,7 +271,7 @@ impl Service {
             let settings = EngineSettings {
                 tracker: config.measure.tracker(),
                 watch: config.measure.watch(),
-                kubeconfig: config.measure.kubeconfig.clone(),
+                link: self.link.clone(),
             };
             let history = async move { history.await.ok().flatten() };
             let handle = tokio::spawn(engine.run(settings, history, shutdown.clone()));

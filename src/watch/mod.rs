@@ -17,7 +17,7 @@ pub mod reconnect;
 mod seen;
 pub mod types;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
 use kube::runtime::WatchStreamExt;
@@ -113,6 +113,30 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<(Client, WatchStarts),
         .with_layer(&starts)
         .build();
     Ok((client, starts))
+}
+
+/// The process's one connection to the Kubernetes API, shared by the watchers, the applier
+/// and the Lease: one connection pool, and one place that reads the kubeconfig. It is made
+/// at the first use that succeeds; a failed attempt is tried again at the next use.
+pub struct Link {
+    kubeconfig: Option<PathBuf>,
+    made: tokio::sync::OnceCell<(Client, WatchStarts)>,
+}
+
+impl Link {
+    pub fn new(kubeconfig: Option<PathBuf>) -> Self {
+        Self {
+            kubeconfig,
+            made: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The client, connected now if it was not yet.
+    pub async fn get(&self) -> Result<&(Client, WatchStarts), WatchError> {
+        self.made
+            .get_or_try_init(|| connect(self.kubeconfig.as_deref()))
+            .await
+    }
 }
 
 fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
