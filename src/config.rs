@@ -12,8 +12,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod act;
+mod lease;
 mod measure;
 pub use act::ActConfig;
+pub use lease::LeaseConfig;
 pub use measure::MeasureConfig;
 
 /// scaling-facts: measures Knative wakes per revision and serves the scaling facts.
@@ -215,6 +217,9 @@ pub struct ServeConfig {
 
     #[command(flatten)]
     pub act: ActConfig,
+
+    #[command(flatten)]
+    pub lease: LeaseConfig,
 }
 
 impl ServeConfig {

@@ -13,6 +13,7 @@
 
 pub mod apply;
 pub mod convert;
+pub mod lease;
 pub mod reconnect;
 mod seen;
 pub mod types;

@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod fault_run;
+pub mod proxy;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -101,7 +101,25 @@ pub(super) fn update(w: &Write<'_>, name: &str, put: bool) -> Response {
         );
     }
     let force = query.get("force").is_some_and(|f| f == "true");
+    // A replace or merge patch that names a resourceVersion is a precondition: the write
+    // happens only if the object is still at that version (optimistic concurrency, what a
+    // Lease's holders rely on). Server-side apply ignores it unless set, as here.
+    let precondition = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let mut stale = false;
     let result = cluster.lock().update(target.kind, &ns, name, |obj| {
+        if let Some(expected) = &precondition
+            && obj
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                != Some(expected.as_str())
+        {
+            stale = true;
+            return;
+        }
         let before = obj.clone();
         let applied = if put {
             let mut next = patch.clone();
@@ -155,6 +173,19 @@ pub(super) fn update(w: &Write<'_>, name: &str, put: bool) -> Response {
     }
     if let Some(c) = conflicts {
         return apply_conflict(&c, &target.kind.api_version(), name);
+    }
+    if stale {
+        return status_error(
+            StatusCode::CONFLICT,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                match target.kind.group {
+                    "" => target.kind.plural.to_owned(),
+                    g => format!("{}.{g}", target.kind.plural),
+                }
+            ),
+        );
     }
     match result {
         Ok(obj) => {
