@@ -33,6 +33,7 @@ fn config(db_url: &str, tokens: &std::path::Path) -> ServeConfig {
             ..common::serve_defaults().measure
         },
         act: common::serve_defaults().act,
+        lease: common::serve_defaults().lease,
     }
 }
 
