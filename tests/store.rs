@@ -77,6 +77,81 @@ on_both_backends!(a_wake_is_recorded_once, async |store: Store| {
     assert_eq!(store.wakes_since(t(0)).await.unwrap().len(), 3);
 });
 
+on_both_backends!(
+    a_wake_another_replica_stored_is_not_stored_again,
+    async |store: Store| {
+        let w = wake("uid-1", 10, Outcome::Served);
+        assert!(store.record_wake_once(&w, t(20)).await.unwrap());
+        // The same wake as another replica measured it: its arrivals 3 ms later, across a
+        // second's edge, so another start second.
+        let mut other = w.clone();
+        other.requested_at = t(10) + chrono::Duration::milliseconds(1_003);
+        other.start_second = other.requested_at.timestamp();
+        other.serving_at = w.serving_at.map(|s| s + chrono::Duration::milliseconds(2));
+        assert!(!store.record_wake_once(&other, t(21)).await.unwrap());
+        // Found from timestamps, to the second, a second after the end: the same wake.
+        let mut coarse = w.clone();
+        coarse.precision = Precision::S;
+        coarse.requested_at = w.serving_at.unwrap() + chrono::Duration::milliseconds(900);
+        coarse.start_second = coarse.requested_at.timestamp();
+        coarse.serving_at = Some(coarse.requested_at + chrono::Duration::seconds(2));
+        assert!(!store.record_wake_once(&coarse, t(21)).await.unwrap());
+        // The next wake, 5 ms after this one served to the millisecond: another wake.
+        let mut next = w.clone();
+        next.requested_at = w.serving_at.unwrap() + chrono::Duration::milliseconds(5);
+        next.start_second = next.requested_at.timestamp();
+        next.serving_at = Some(next.requested_at + chrono::Duration::seconds(1));
+        assert!(store.record_wake_once(&next, t(22)).await.unwrap());
+        // Another revision at the same time: another wake.
+        assert!(
+            store
+                .record_wake_once(&wake("uid-2", 10, Outcome::Failed), t(22))
+                .await
+                .unwrap()
+        );
+        assert_eq!(store.count_wakes("uid-1").await.unwrap(), 2);
+    }
+);
+
+on_both_backends!(
+    stored_wakes_are_followed_in_order_once,
+    async |store: Store| {
+        assert_eq!(store.last_wake_id().await.unwrap(), 0);
+        for at in [10, 100, 50] {
+            store
+                .record_wake(&wake("uid-1", at, Outcome::Served), t(at))
+                .await
+                .unwrap();
+        }
+        let upto = store.last_wake_id().await.unwrap();
+        store
+            .record_wake(&wake("uid-1", 5, Outcome::Served), t(200))
+            .await
+            .unwrap();
+        // The history up to a row, then the rows after it: every row once.
+        let history = store.wakes_since_upto(t(0), upto).await.unwrap();
+        let after = store.wakes_after(upto, 100).await.unwrap();
+        assert_eq!(history.len(), 3);
+        assert_eq!(after.len(), 1);
+        assert_eq!(
+            after[0].1.start_second,
+            wake("uid-1", 5, Outcome::Served).start_second
+        );
+        let all = store.wakes_after(0, 100).await.unwrap();
+        let order: Vec<i64> = all
+            .iter()
+            .map(|(_, w)| w.requested_at.timestamp() - t(0).timestamp())
+            .collect();
+        assert_eq!(
+            order,
+            [10, 100, 50, 5],
+            "in the order stored, not the order requested"
+        );
+        assert!(all.windows(2).all(|p| p[0].0 < p[1].0));
+        assert_eq!(store.wakes_after(0, 2).await.unwrap().len(), 2);
+    }
+);
+
 on_both_backends!(config_changes_are_audited, async |store: Store| {
     assert!(store.config("shop.prod").await.unwrap().is_none());
     let first = DesiredConfig {

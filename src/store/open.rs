@@ -12,20 +12,7 @@ impl Store {
     pub async fn apply_open(&self, change: &OpenChange) -> Result<(), StoreError> {
         match change {
             OpenChange::Opened(w) => {
-                sqlx::query(
-                    "INSERT INTO open_wakes \
-                     (revision_uid, kind, start_second, requested_ms, ended_ms) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_uid) DO UPDATE SET \
-                     kind = excluded.kind, start_second = excluded.start_second, \
-                     requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms",
-                )
-                .bind(&w.revision_uid)
-                .bind(w.kind.as_str())
-                .bind(w.start_second)
-                .bind(w.requested_at.timestamp_millis())
-                .bind(w.ended_at.map(|e| e.timestamp_millis()))
-                .execute(self.pool())
-                .await?;
+                upsert(w).execute(self.pool()).await?;
             }
             OpenChange::Closed { revision_uid } => {
                 sqlx::query("DELETE FROM open_wakes WHERE revision_uid = $1")
@@ -34,6 +21,20 @@ impl Store {
                     .await?;
             }
         }
+        Ok(())
+    }
+
+    /// Makes `open` the wakes underway, and only them: a new writer's own view, stored as
+    /// it begins writing, over whatever the last writer left.
+    pub async fn replace_open(&self, open: &[OpenWake]) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM open_wakes")
+            .execute(&mut *tx)
+            .await?;
+        for w in open {
+            upsert(w).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -63,4 +64,19 @@ impl Store {
             })
             .collect()
     }
+}
+
+fn upsert(w: &OpenWake) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
+    sqlx::query(
+        "INSERT INTO open_wakes \
+         (revision_uid, kind, start_second, requested_ms, ended_ms) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_uid) DO UPDATE SET \
+         kind = excluded.kind, start_second = excluded.start_second, \
+         requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms",
+    )
+    .bind(&w.revision_uid)
+    .bind(w.kind.as_str())
+    .bind(w.start_second)
+    .bind(w.requested_at.timestamp_millis())
+    .bind(w.ended_at.map(|e| e.timestamp_millis()))
 }

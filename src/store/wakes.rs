@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Store, StoreError, time_of, to_i64, to_u64};
-use scaling_facts_api::{PhaseDurations, WakeRecord};
+use scaling_facts_api::{PhaseDurations, Precision, WakeRecord};
 
 /// The columns of a [`WakeRecord`], in the order [`wake_of`] reads them.
 macro_rules! columns {
@@ -26,34 +26,83 @@ impl Store {
         w: &WakeRecord,
         recorded_at: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let opt = |v: Option<u64>| v.map(to_i64);
-        let done = sqlx::query(concat!(
+        let query = sqlx::query(concat!(
             "INSERT INTO wakes (",
             columns!(),
             ", recorded_ms) VALUES \
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
              ON CONFLICT (revision_uid, start_second) DO NOTHING"
-        ))
-        .bind(&w.release)
-        .bind(&w.revision)
-        .bind(&w.revision_uid)
-        .bind(w.kind.as_str())
-        .bind(w.outcome.as_str())
-        .bind(w.requested_at.timestamp_millis())
-        .bind(w.serving_at.map(|t| t.timestamp_millis()))
-        .bind(to_i64(w.duration_ms))
-        .bind(opt(w.phases.provisioning_ms))
-        .bind(opt(w.phases.pulling_image_ms))
-        .bind(opt(w.phases.starting_ms))
-        .bind(w.precision.as_str())
-        .bind(w.failure_reason.as_deref())
-        .bind(w.failure_message.as_deref())
-        .bind(w.start_second)
-        .bind(w.caused_by.as_deref())
-        .bind(recorded_at.timestamp_millis())
-        .execute(self.pool())
-        .await?;
+        ));
+        let done = bind_wake(query, w, recorded_at)
+            .execute(self.pool())
+            .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Records a wake unless the store holds one of the same revision whose time overlaps
+    /// it: the same wake, measured by another replica (to the millisecond, each by its own
+    /// arrival times, so their start seconds may differ), or once from timestamps (a
+    /// second-precision record is allowed a second either side). Two real wakes of one
+    /// revision never overlap: the next begins only after the last has ended. Returns
+    /// whether it was recorded.
+    pub async fn record_wake_once(
+        &self,
+        w: &WakeRecord,
+        recorded_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let query = sqlx::query(concat!(
+            "INSERT INTO wakes (",
+            columns!(),
+            ", recorded_ms) SELECT \
+             $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 \
+             WHERE NOT EXISTS (SELECT 1 FROM wakes WHERE revision_uid = $3 \
+             AND requested_ms <= $18 + (CASE WHEN precision = 's' THEN 1000 ELSE $20 END) \
+             AND COALESCE(serving_ms, requested_ms + duration_ms) \
+                 + (CASE WHEN precision = 's' THEN 1000 ELSE $20 END) >= $19) \
+             ON CONFLICT (revision_uid, start_second) DO NOTHING"
+        ));
+        let slack: i64 = if w.precision == Precision::S {
+            1_000
+        } else {
+            0
+        };
+        let done = bind_wake(query, w, recorded_at)
+            .bind(end_ms(w))
+            .bind(w.requested_at.timestamp_millis())
+            .bind(slack)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// The wakes stored after row `after`, in the order they were stored, at most
+    /// `limit`: how every replica follows what the writer stores.
+    pub async fn wakes_after(
+        &self,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<(u64, WakeRecord)>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            columns!(),
+            ", id FROM wakes WHERE id > $1 ORDER BY id LIMIT $2"
+        ))
+        .bind(to_i64(after))
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| Ok((to_u64("wakes.id", row.try_get(16)?)?, wake_of(row)?)))
+            .collect()
+    }
+
+    /// The newest row's id (0 for none): where following the store begins.
+    pub async fn last_wake_id(&self) -> Result<u64, StoreError> {
+        let id: Option<i64> = sqlx::query("SELECT MAX(id) FROM wakes")
+            .fetch_one(self.pool())
+            .await?
+            .try_get(0)?;
+        to_u64("wakes.id", id.unwrap_or(0))
     }
 
     /// Deletes one wake (a second record of a wake stored under a neighbouring second).
@@ -91,12 +140,23 @@ impl Store {
     /// Every wake requested at or after `since`, oldest first: what a starting service
     /// replays to rebuild its windows.
     pub async fn wakes_since(&self, since: DateTime<Utc>) -> Result<Vec<WakeRecord>, StoreError> {
+        self.wakes_since_upto(since, u64::MAX).await
+    }
+
+    /// [`Store::wakes_since`], of the rows up to id `upto` only: with [`Store::last_wake_id`]
+    /// read first, a history that [`Store::wakes_after`] continues with no row twice.
+    pub async fn wakes_since_upto(
+        &self,
+        since: DateTime<Utc>,
+        upto: u64,
+    ) -> Result<Vec<WakeRecord>, StoreError> {
         let rows = sqlx::query(concat!(
             "SELECT ",
             columns!(),
-            " FROM wakes WHERE requested_ms >= $1 ORDER BY requested_ms, id"
+            " FROM wakes WHERE requested_ms >= $1 AND id <= $2 ORDER BY requested_ms, id"
         ))
         .bind(since.timestamp_millis())
+        .bind(to_i64(upto))
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(wake_of).collect()
@@ -119,6 +179,39 @@ impl Store {
             .try_get(0)?;
         to_u64("wakes count", n)
     }
+}
+
+type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// Binds a wake's columns as `$1` to `$17`, in [`columns!`]' order and then `recorded_ms`.
+fn bind_wake<'q>(query: Query<'q>, w: &'q WakeRecord, recorded_at: DateTime<Utc>) -> Query<'q> {
+    let opt = |v: Option<u64>| v.map(to_i64);
+    query
+        .bind(&w.release)
+        .bind(&w.revision)
+        .bind(&w.revision_uid)
+        .bind(w.kind.as_str())
+        .bind(w.outcome.as_str())
+        .bind(w.requested_at.timestamp_millis())
+        .bind(w.serving_at.map(|t| t.timestamp_millis()))
+        .bind(to_i64(w.duration_ms))
+        .bind(opt(w.phases.provisioning_ms))
+        .bind(opt(w.phases.pulling_image_ms))
+        .bind(opt(w.phases.starting_ms))
+        .bind(w.precision.as_str())
+        .bind(w.failure_reason.as_deref())
+        .bind(w.failure_message.as_deref())
+        .bind(w.start_second)
+        .bind(w.caused_by.as_deref())
+        .bind(recorded_at.timestamp_millis())
+}
+
+/// When a wake ended: serving, else its request plus its duration.
+fn end_ms(w: &WakeRecord) -> i64 {
+    w.serving_at.map_or_else(
+        || w.requested_at.timestamp_millis() + to_i64(w.duration_ms),
+        |t| t.timestamp_millis(),
+    )
 }
 
 fn wake_of(row: &AnyRow) -> Result<WakeRecord, StoreError> {
