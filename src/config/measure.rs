@@ -147,6 +147,8 @@ impl MeasureConfig {
                 ),
                 late_event_tolerance: Duration::from_millis(self.late_event_tolerance_ms),
             },
+            // With a Lease, set by the service: the measuring options do not know it.
+            stats_from_store: false,
         }
     }
 

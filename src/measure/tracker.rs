@@ -6,6 +6,7 @@
 
 mod across;
 mod causes;
+mod follow;
 mod history;
 mod lists;
 
@@ -31,6 +32,10 @@ use scaling_facts_api::{WakeKind, WakeRecord};
 pub struct TrackerSettings {
     pub window: WindowSettings,
     pub thresholds: Thresholds,
+    /// Count only what the store holds ([`Tracker::absorb`]), not what this tracker
+    /// measures: with more than one replica, so that every replica counts the one writer's
+    /// rows and serves the same facts ([`follow`]).
+    pub stats_from_store: bool,
 }
 
 #[derive(Debug, Default)]
@@ -349,11 +354,15 @@ impl Tracker {
             if record.kind != WakeKind::Initial {
                 record.caused_by = self.causes.take(&release, record.requested_at);
             }
-            rev.stats
-                .get_or_insert_default()
-                .record(&record, &self.settings.window, stamp.wall);
-            if !self.history_merged {
-                self.live.push(record.clone());
+            if !self.settings.stats_from_store {
+                rev.stats.get_or_insert_default().record(
+                    &record,
+                    &self.settings.window,
+                    stamp.wall,
+                );
+                if !self.history_merged {
+                    self.live.push(record.clone());
+                }
             }
             out.wakes.push(Recorded {
                 service: service.clone(),

@@ -145,6 +145,7 @@ fn settings() -> TrackerSettings {
             unschedulable_failure_after: Duration::from_secs(5),
             late_event_tolerance: Duration::from_secs(2),
         },
+        stats_from_store: false,
     }
 }
 
