@@ -52,6 +52,7 @@ pub async fn bench_state(
         streams,
         trace_requests: false,
         applier: None,
+        leadership: scaling_facts::service::lead::Leadership::single(),
     });
     (state, dir)
 }

@@ -7,6 +7,7 @@
 mod across;
 mod causes;
 mod follow;
+pub use follow::one_wake;
 mod history;
 mod lists;
 

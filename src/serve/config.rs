@@ -208,7 +208,12 @@ pub async fn put_config(
         min_instances = desired.min_instances, idle_timeout_seconds = desired.idle_timeout_seconds,
         "desired configuration changed"
     );
-    if let Some(applier) = &state.applier {
+    // A follower leaves the change pending: the replica that writes applies it.
+    if let Some(applier) = state
+        .applier
+        .as_ref()
+        .filter(|_| state.leadership.leading())
+    {
         // The first attempt, now, so the editor usually learns the outcome in the answer;
         // what fails for a passing reason is retried in the background.
         if let Some(ApplyOutcome::Conflict(message)) =

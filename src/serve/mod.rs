@@ -70,6 +70,8 @@ pub struct Shared {
     pub trace_requests: bool,
     /// Applies `PUT config` to Knative Services, when applying is on.
     pub applier: Option<Arc<crate::service::apply::ConfigApplier>>,
+    /// Whether this replica writes: its role in `/health` and the metrics.
+    pub leadership: crate::service::lead::Leadership,
 }
 
 impl std::ops::Deref for AppState {

@@ -256,7 +256,13 @@ impl ConfigApplier {
     }
 
     /// Retries what is due and watches for drift, until `shutdown`.
-    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+    /// Watches for drift on every replica; retries changes only while `leadership` says
+    /// this replica writes.
+    pub async fn run(
+        self: Arc<Self>,
+        leadership: super::lead::Leadership,
+        shutdown: CancellationToken,
+    ) {
         let mut changes = self.book.subscribe();
         let mut loaded = false;
         let mut poll = tokio::time::interval(POLL);
@@ -277,7 +283,9 @@ impl ConfigApplier {
                     if !loaded {
                         loaded = self.load().await;
                     }
-                    self.retry_due().await;
+                    if leadership.leading() {
+                        self.retry_due().await;
+                    }
                 }
             }
         }

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::deps::DependencyWakes;
 use super::history::History;
+use super::lead::Leadership;
 use super::off_the_clock;
 use super::spool::Write;
 use super::writer::Outbox;
@@ -33,7 +34,7 @@ use crate::telemetry::ErrorChain;
 use crate::telemetry::components::{Components, KindState};
 use crate::telemetry::metrics::{KindLabels, Metrics};
 use crate::watch::{self, Feed, KINDS, WatchSettings};
-use scaling_facts_api::{RefusedClaim, RuntimeState};
+use scaling_facts_api::{RefusedClaim, RuntimeState, WakeRecord};
 
 /// A kind whose last error is older than this, with no success since, counts as
 /// recovered: a watch that resumed in a quiet cluster reports nothing.
@@ -97,11 +98,17 @@ pub struct Engine {
     pub releases_listed: signal::Sender<bool>,
     /// Wakes declared dependencies when a release starts waking; None when not configured.
     pub deps: Option<Arc<DependencyWakes>>,
+    /// Whether this replica writes: dependencies are woken only then, and a replica that
+    /// starts writing stores its own wakes underway.
+    pub leadership: Leadership,
+    /// With a Lease, the rows stored since the history ([`super::follow`]): statistics are
+    /// built from them.
+    pub absorbed: Option<mpsc::Receiver<Vec<WakeRecord>>>,
 }
 
 impl Engine {
     pub async fn run(
-        self,
+        mut self,
         settings: EngineSettings,
         history: impl std::future::Future<Output = Option<History>> + Send,
         shutdown: CancellationToken,
@@ -129,8 +136,25 @@ impl Engine {
             heard: Instant::now(),
         };
         let mut ticker = tokio::time::interval(TICK);
+        let mut absorbed = self.absorbed.take();
+        let mut leading = false;
         loop {
+            // Starting to write: the store's wakes underway become this replica's own, so a
+            // writer killed next continues what this one measured, not the last writer's.
+            if self.leadership.replicated()
+                && tracker.is_synced()
+                && self.leadership.leading() != leading
+            {
+                leading = !leading;
+                if leading {
+                    self.outbox.push(vec![Write::Opens(tracker.open_wakes())]);
+                }
+            }
             let output = tokio::select! {
+                Some(rows) = async { absorbed.as_mut()?.recv().await }, if tracker.history_merged() => {
+                    tracker.absorb(&rows, Utc::now());
+                    Output::default()
+                }
                 feed = rx.recv() => match feed {
                     Some(first) => {
                         // A burst (a relist, the catch-up after an outage) is measured
@@ -318,6 +342,9 @@ impl Engine {
     /// declared dependencies at zero are woken with it.
     fn starts_waking(&self, tracker: &mut Tracker, release: &str) {
         let Some(deps) = &self.deps else { return };
+        if !self.leadership.leading() {
+            return;
+        }
         let declared = tracker.declared_dependencies(release);
         let was = self.book.get(release).map(|e| e.facts.state);
         if declared.is_empty() || was == Some(RuntimeState::Waking) {

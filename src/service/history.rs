@@ -27,6 +27,8 @@ const MAX_RETRY: Duration = Duration::from_secs(10);
 pub struct History {
     pub wakes: Vec<WakeRecord>,
     pub open: Vec<OpenWake>,
+    /// The id of the newest stored row the history holds: followers read on from it.
+    pub last_id: u64,
 }
 
 /// Runs the migrations until they succeed (then sets `migrated`), and loads the history
@@ -45,12 +47,14 @@ pub async fn load(
     migrated.send_replace(true);
     let since = Utc::now() - window;
     let read = retry("history", &components, &shutdown, || async {
-        let wakes = store.wakes_since(since).await?;
+        // The newest id first: a row stored meanwhile is followed later, not lost.
+        let last_id = store.last_wake_id().await?;
+        let wakes = store.wakes_since_upto(since, last_id).await?;
         let open = store.open_wakes().await?;
-        Ok((wakes, open))
+        Ok((wakes, open, last_id))
     })
     .await?;
-    let (wakes, open) = match read {
+    let (wakes, open, last_id) = match read {
         Ok(read) => read,
         // A row this service cannot read: measuring goes on without the history rather
         // than waiting for a row that will never change.
@@ -61,7 +65,8 @@ pub async fn load(
             return Some(overlay(Vec::new(), Vec::new(), left));
         }
     };
-    let history = overlay(wakes, open, left);
+    let mut history = overlay(wakes, open, left);
+    history.last_id = last_id;
     tracing::info!(
         wakes = history.wakes.len(),
         underway = history.open.len(),
@@ -89,6 +94,12 @@ fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) ->
             Write::Open(OpenChange::Closed { revision_uid }) => {
                 underway.remove(&revision_uid);
             }
+            Write::Opens(all) => {
+                underway = all
+                    .into_iter()
+                    .map(|o| (o.revision_uid.clone(), o))
+                    .collect();
+            }
             Write::Retract {
                 revision_uid,
                 start_second,
@@ -100,6 +111,7 @@ fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) ->
     History {
         wakes,
         open: underway.into_values().collect(),
+        last_id: 0,
     }
 }
 

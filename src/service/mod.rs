@@ -16,8 +16,10 @@ use tokio_util::sync::CancellationToken;
 pub mod apply;
 pub mod deps;
 pub mod engine;
+pub mod follow;
 pub mod get;
 pub mod history;
+pub mod lead;
 pub mod retention;
 pub mod spool;
 pub mod warm;
@@ -93,6 +95,8 @@ pub struct Service {
     pub outbox: Outbox,
     /// What a previous process left in the spool, for the history.
     left: Vec<Write>,
+    /// Where the elector publishes this replica's standing, with a Lease.
+    standing: Option<tokio::sync::watch::Sender<crate::watch::lease::Standing>>,
     /// The Kubernetes API, one client for the watchers, the applier and the Lease.
     link: Arc<crate::watch::Link>,
     /// The SQLite store's lock, held until the process ends.
@@ -118,6 +122,7 @@ impl Service {
                 "SCALING_FACTS_DEPENDENCY_WAKE_URL must be an http:// URL, not {url}"
             );
         }
+        let (standing, leadership) = lease_of(config)?;
         // Before anything is opened: a second process on the same SQLite file stops here.
         let sqlite_lock = lock_sqlite(config)?;
         let store = Store::connect_lazy(&config.database).context("opening the store")?;
@@ -167,8 +172,10 @@ impl Service {
             streams: StreamLimits::new(config.max_streams, config.max_streams_per_token),
             trace_requests: crate::telemetry::traces::on(),
             applier,
+            leadership,
         });
         Ok(Self {
+            standing,
             state,
             listener,
             outbox,
@@ -187,22 +194,56 @@ impl Service {
         tracing::info!(%addr, backend = ?state.store.backend(), "serving");
         let (migrated_tx, mut migrated) = tokio::sync::watch::channel(false);
         let (loaded_tx, mut loaded) = tokio::sync::watch::channel(false);
+        let replicated = state.leadership.replicated();
+        // With a Lease, the writes a previous process left are the writer's to settle
+        // (stored while leading, else held), not counted from the spool.
+        let left = if replicated { Vec::new() } else { self.left };
+        let (last_id_tx, last_id) = tokio::sync::oneshot::channel();
         // Migrations, then the history, retried until they succeed.
         let history = {
             let load = history::load(
                 state.store.clone(),
                 config.measure.tracker().window.max_age,
-                self.left,
+                left,
                 state.components.clone(),
                 migrated_tx,
                 shutdown.clone(),
             );
             tokio::spawn(async move {
                 let h = load.await;
+                if let Some(h) = &h {
+                    let _ = last_id_tx.send(h.last_id);
+                }
                 loaded_tx.send_replace(true);
                 h
             })
         };
+        // Every replica follows the stored rows from where the history ends.
+        let (absorb_tx, absorbed) = tokio::sync::mpsc::channel(64);
+        let following = replicated.then(|| {
+            let (store, outbox, shutdown) =
+                (state.store.clone(), self.outbox.clone(), shutdown.clone());
+            tokio::spawn(async move {
+                if let Ok(after) = last_id.await {
+                    follow::run(store, after, outbox, absorb_tx, shutdown).await;
+                }
+            })
+        });
+        // The Lease is held until the writer is done: released earlier, another replica
+        // could start writing while this one still drains its queue.
+        let lease_stop = CancellationToken::new();
+        let electing = self.standing.map(|tx| {
+            let settings = crate::watch::lease::LeaseSettings {
+                name: config.lease.lease_name.clone().unwrap_or_default(),
+                namespace: config.lease.lease_namespace.clone(),
+                identity: config.lease.identity(),
+                duration: config.lease.duration(),
+                renew_deadline: config.lease.renew_deadline(),
+                retry: config.lease.retry(),
+            };
+            tracing::info!(lease = %settings.name, identity = %settings.identity, "replicas share a Lease: writing only while holding it");
+            tokio::spawn(elect(self.link.clone(), settings, tx, lease_stop.clone()))
+        });
         // The writer starts once the history is read: what it reads must be what the
         // store held before this process, or a replay would meet its own future wakes.
         // Until then writes wait in the spool.
@@ -211,6 +252,7 @@ impl Service {
                 store: state.store.clone(),
                 outbox: self.outbox.clone(),
                 grace: config.shutdown_grace(),
+                leadership: state.leadership.clone(),
             };
             let mut loaded = loaded.clone();
             let shutdown = shutdown.clone();
@@ -267,9 +309,14 @@ impl Service {
                 outbox: self.outbox.clone(),
                 synced,
                 releases_listed: releases_tx,
+                leadership: state.leadership.clone(),
+                absorbed: replicated.then_some(absorbed),
             };
             let settings = EngineSettings {
-                tracker: config.measure.tracker(),
+                tracker: crate::measure::tracker::TrackerSettings {
+                    stats_from_store: replicated,
+                    ..config.measure.tracker()
+                },
                 watch: config.measure.watch(),
                 link: self.link.clone(),
             };
@@ -317,8 +364,9 @@ impl Service {
         let applying = state
             .applier
             .clone()
-            .map(|a| tokio::spawn(a.run(shutdown.clone())));
+            .map(|a| tokio::spawn(a.run(state.leadership.clone(), shutdown.clone())));
         let pruning = tokio::spawn(retention::run(
+            state.leadership.clone(),
             state.store.clone(),
             config.measure.retention(),
             config.measure.prune_interval(),
@@ -345,10 +393,68 @@ impl Service {
         }
         // The writer has the grace to store what is queued; the rest stays in the spool.
         let _ = writing.await;
+        if let Some(following) = following {
+            following.abort();
+        }
+        lease_stop.cancel();
+        if let Some(electing) = electing {
+            let _ = electing.await;
+        }
         state.store.close().await;
         tracing::info!("stopped");
         served.context("HTTP server failed")
     }
+}
+
+/// The Lease's standing and the leadership it gives, when a Lease is configured; refuses
+/// settings under which one would not be safe.
+#[allow(clippy::type_complexity)]
+fn lease_of(
+    config: &ServeConfig,
+) -> anyhow::Result<(
+    Option<tokio::sync::watch::Sender<crate::watch::lease::Standing>>,
+    lead::Leadership,
+)> {
+    let Some(name) = &config.lease.lease_name else {
+        return Ok((None, lead::Leadership::single()));
+    };
+    if let Some(problem) = config.lease.problem() {
+        anyhow::bail!(problem);
+    }
+    anyhow::ensure!(
+        !config.database.database_url.starts_with("sqlite:"),
+        "SCALING_FACTS_LEASE_NAME={name} needs a store the replicas share: SQLite serves one replica; use PostgreSQL"
+    );
+    anyhow::ensure!(
+        config.measure.watch_kubernetes,
+        "SCALING_FACTS_LEASE_NAME={name} needs the Kubernetes API (the Lease lives there), but watching Kubernetes is off"
+    );
+    let (tx, rx) = tokio::sync::watch::channel(crate::watch::lease::Standing::Unknown);
+    Ok((Some(tx), lead::Leadership::by_lease(rx)))
+}
+
+/// Connects (retrying) and holds the Lease until `stop`.
+async fn elect(
+    link: Arc<crate::watch::Link>,
+    settings: crate::watch::lease::LeaseSettings,
+    standing: tokio::sync::watch::Sender<crate::watch::lease::Standing>,
+    stop: CancellationToken,
+) {
+    let client = loop {
+        match link.get().await {
+            Ok((client, _)) => break client.clone(),
+            Err(e) => {
+                tracing::warn!(error = %crate::telemetry::ErrorChain(&e), "cannot reach Kubernetes for the Lease; retrying");
+                tokio::select! {
+                    () = tokio::time::sleep(settings.retry) => {}
+                    () = stop.cancelled() => return,
+                }
+            }
+        }
+    };
+    crate::watch::lease::Elector::new(client, settings)
+        .run(standing, stop)
+        .await;
 }
 
 /// Cancels `token` on SIGTERM or Ctrl-C.

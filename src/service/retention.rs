@@ -34,13 +34,20 @@ pub async fn prune_once(
 /// Prunes every `every` until `shutdown`; a failed round is logged and tried again at the
 /// next one, since the store may just be down.
 pub async fn run(
+    leadership: super::lead::Leadership,
     store: Store,
     keep: chrono::Duration,
     every: Duration,
     shutdown: CancellationToken,
 ) {
     loop {
-        match prune_once(&store, Utc::now(), keep).await {
+        // Only the writer prunes: a follower's statistics never see rows go.
+        let pruned = if leadership.leading() {
+            prune_once(&store, Utc::now(), keep).await
+        } else {
+            Ok(Pruned::default())
+        };
+        match pruned {
             Ok(p) if p != Pruned::default() => {
                 tracing::info!(wakes = p.wakes, "pruned old history");
             }

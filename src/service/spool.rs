@@ -33,6 +33,8 @@ pub enum Write {
     Wake(Box<WakeRecord>),
     /// A wake began or ended (the store's list of wakes underway).
     Open(OpenChange),
+    /// Every wake underway, replacing what the store holds: a new writer's own view.
+    Opens(Vec<crate::measure::wake::OpenWake>),
     /// A stored wake turned out to be a second record of another: delete it.
     Retract {
         revision_uid: String,

@@ -26,12 +26,15 @@ use chrono::Utc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::lead::Leadership;
 use super::off_the_clock;
 use super::spool::{Spool, Write};
+use crate::measure::tracker::one_wake;
 use crate::store::{Store, StoreError};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::Components;
 use crate::telemetry::metrics::Metrics;
+use scaling_facts_api::WakeRecord;
 
 const FIRST_RETRY: Duration = Duration::from_millis(200);
 const MAX_RETRY: Duration = Duration::from_secs(10);
@@ -48,6 +51,10 @@ struct Queue {
     offset: u64,
 }
 
+/// The most wakes a follower keeps while it waits to see the writer store them; past it
+/// the oldest go (with a warning): a writer that missed that many is not missing a few.
+const MAX_HELD: usize = 100_000;
+
 /// The engine's end of the write path.
 #[derive(Clone)]
 pub struct Outbox {
@@ -55,6 +62,11 @@ pub struct Outbox {
     notify: Arc<Notify>,
     components: Arc<Components>,
     metrics: Arc<Metrics>,
+    /// A follower's own measure of each wake, until the writer's row for it is seen
+    /// ([`Outbox::confirm`]); stored if this replica becomes the writer first.
+    held: Arc<Mutex<Vec<WakeRecord>>>,
+    /// Notified when a wake was stored, so the replica follows it at once.
+    stored_wake: Arc<Notify>,
 }
 
 fn lock(q: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
@@ -84,7 +96,41 @@ impl Outbox {
             notify: Arc::new(Notify::new()),
             components,
             metrics,
+            held: Arc::default(),
+            stored_wake: Arc::new(Notify::new()),
         }
+    }
+
+    /// Notified each time the writer stores a wake.
+    pub fn stored_wakes(&self) -> Arc<Notify> {
+        self.stored_wake.clone()
+    }
+
+    fn hold(&self, w: WakeRecord) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.len() >= MAX_HELD {
+            let gone = held.remove(0);
+            tracing::warn!(revision = %gone.revision, start_second = gone.start_second, "the writer has not stored this wake this replica measured, and too many are waiting: forgotten");
+        }
+        held.push(w);
+        self.metrics.wakes_held.set(held.len() as i64);
+    }
+
+    /// The store holds these rows: this replica's own measures of the same wakes are
+    /// no longer needed.
+    pub fn confirm(&self, stored: &[WakeRecord]) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_empty() {
+            return;
+        }
+        held.retain(|h| !stored.iter().any(|s| one_wake(h, s)));
+        self.metrics.wakes_held.set(held.len() as i64);
+    }
+
+    fn take_held(&self) -> Vec<WakeRecord> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        self.metrics.wakes_held.set(0);
+        std::mem::take(&mut *held)
     }
 
     /// Makes the writes durable (spool, fsync) and wakes the writer.
@@ -136,6 +182,8 @@ pub struct Writer {
     pub outbox: Outbox,
     /// After shutdown, how long writing goes on before what is left stays in the spool.
     pub grace: Duration,
+    /// Writes only while leading; a follower holds its wakes and drops the rest.
+    pub leadership: Leadership,
 }
 
 /// Where the next writes come from.
@@ -152,15 +200,37 @@ impl Writer {
             tokio::time::sleep(self.grace).await;
         };
         tokio::pin!(deadline);
+        let mut leading = false;
         loop {
+            // Becoming the writer: what this replica measured and the last writer did not
+            // store is stored first (behind what the spool holds), each wake once.
+            if self.leadership.leading() != leading {
+                leading = !leading;
+                if leading {
+                    let held = self.outbox.take_held();
+                    tracing::info!(held = held.len(), "writing: this replica holds the Lease");
+                    self.outbox
+                        .push(held.into_iter().map(|w| Write::Wake(Box::new(w))).collect());
+                } else {
+                    tracing::info!("not writing: another replica may hold the Lease");
+                }
+            }
             let Some(batch) = self.next_batch() else {
                 if shutdown.is_cancelled() {
                     tracing::info!("shutdown: every measured write is stored");
                     return;
                 }
+                let promoted = async {
+                    if leading {
+                        self.leadership.until_not_leading().await;
+                    } else {
+                        self.leadership.until_leading(&shutdown).await;
+                    }
+                };
                 tokio::select! {
                     () = self.outbox.notify.notified() => {}
                     () = shutdown.cancelled() => {}
+                    () = promoted => {}
                 }
                 continue;
             };
@@ -244,7 +314,16 @@ impl Writer {
     ) -> bool {
         let mut delay = FIRST_RETRY;
         loop {
-            let error = match write(&self.store, w).await {
+            if !self.leadership.leading() {
+                self.follow(w);
+                return true;
+            }
+            let replicated = self.leadership.replicated();
+            let error = match write(&self.store, w, replicated).await {
+                Ok(()) if matches!(w, Write::Wake(_)) => {
+                    self.outbox.stored_wake.notify_one();
+                    return true;
+                }
                 Ok(()) => return true,
                 Err(e) => e,
             };
@@ -283,6 +362,15 @@ impl Writer {
         }
     }
 
+    /// What a follower does with a write instead of storing it: a wake is held until the
+    /// writer's row for it is seen; the rest (its wakes underway, retractions of its own
+    /// records) is the writer's to decide, and a new writer stores its own wakes underway.
+    fn follow(&self, w: &Write) {
+        if let Write::Wake(record) = w {
+            self.outbox.hold((**record).clone());
+        }
+    }
+
     /// The grace ran out with writes unstored: they stay in the spool (or, if it cannot be
     /// written, are logged in full, the last place they can go).
     fn left_behind(&self) {
@@ -308,9 +396,20 @@ impl Writer {
     }
 }
 
-async fn write(store: &Store, w: &Write) -> Result<(), StoreError> {
+/// Stores one write. With more than one replica a wake is stored unless another record
+/// of it is (another replica's measure, under another start second, perhaps), and
+/// retractions are not carried out: the other replicas could not see them.
+async fn write(store: &Store, w: &Write, replicated: bool) -> Result<(), StoreError> {
     tracing::debug!(write = ?w, "storing");
     match w {
+        Write::Wake(record) if replicated => {
+            if !store.record_wake_once(record, Utc::now()).await? {
+                tracing::debug!(revision = %record.revision, start_second = record.start_second, "wake already stored");
+            }
+            Ok(())
+        }
+        Write::Retract { .. } if replicated => Ok(()),
+        Write::Opens(all) => store.replace_open(all).await,
         Write::Wake(record) => {
             if !store.record_wake(record, Utc::now()).await? {
                 tracing::debug!(revision = %record.revision, start_second = record.start_second, "wake already stored");

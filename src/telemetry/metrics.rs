@@ -96,6 +96,12 @@ pub struct Metrics {
     pub write_queue_depth: Gauge,
     pub spool_bytes: Gauge,
     pub writes_rejected: Counter,
+    /// 1 while this replica writes (it holds the Lease, or runs alone), else 0.
+    pub leader: Gauge,
+    /// Seconds since the holder's last successful renewal was sent; 0 on a follower.
+    pub lease_renewed_age: Seconds,
+    /// A follower's own wake records not yet seen stored by the writer.
+    pub wakes_held: Gauge,
 }
 
 impl Default for Metrics {
@@ -236,7 +242,28 @@ impl Metrics {
             "Writes the store refused for good, set aside in the spool's rejected file",
             writes_rejected.clone(),
         );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 while this replica is the one that writes (it holds the Lease, or runs alone), else 0",
+            leader.clone(),
+        );
+        let lease_renewed_age = Seconds::default();
+        registry.register(
+            "lease_renewed_age_seconds",
+            "Seconds since the Lease holder's last successful renewal was sent (0 when not holding it)",
+            lease_renewed_age.clone(),
+        );
+        let wakes_held = Gauge::default();
+        registry.register(
+            "wakes_held",
+            "Wakes a follower measured that it has not yet seen the writer store",
+            wakes_held.clone(),
+        );
         Self {
+            leader,
+            lease_renewed_age,
+            wakes_held,
             write_queue_depth,
             spool_bytes,
             writes_rejected,

@@ -221,6 +221,7 @@ pub fn shared_with(store: Store, allow_anonymous_reads: bool) -> Shared {
         streams: scaling_facts::serve::streams::StreamLimits::new(6, 3),
         trace_requests: false,
         applier: None,
+        leadership: scaling_facts::service::lead::Leadership::single(),
     }
 }
 

@@ -287,6 +287,12 @@ pub fn health() -> HealthReport {
         },
         warmup: warmup(),
         refused_claims: 0,
+        lease: crate::LeaseCheck {
+            role: crate::ReplicaRole::Leader,
+            holder: None,
+            renewed_ago_ms: Some(1_204),
+            held_wakes: 0,
+        },
     }
 }
 

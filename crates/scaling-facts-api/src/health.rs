@@ -154,6 +154,31 @@ pub struct WritesCheck {
     pub error: Option<String>,
 }
 
+/// This replica's part in writing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplicaRole {
+    /// No Lease is configured: the only replica, which writes.
+    #[default]
+    Single,
+    /// Holds the Lease: stores wakes, applies configs, wakes dependencies.
+    Leader,
+    /// Measures and serves; the leader's stored rows make its statistics.
+    Follower,
+}
+
+/// The writer's Lease, as this replica sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LeaseCheck {
+    pub role: ReplicaRole,
+    /// Who holds the Lease, when another replica does (as last seen).
+    pub holder: Option<String>,
+    /// Milliseconds since the leader's last successful renewal was sent.
+    pub renewed_ago_ms: Option<u64>,
+    /// A follower's own wake records it has not yet seen the leader store.
+    pub held_wakes: u64,
+}
+
 /// The body of `/health`, on 200 and 503 alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct HealthReport {
@@ -168,4 +193,7 @@ pub struct HealthReport {
     /// Services refused the release key they claim (see `GET /v1/releases`).
     #[serde(default)]
     pub refused_claims: usize,
+    /// Whether this replica writes (more than one replica shares a Lease).
+    #[serde(default)]
+    pub lease: LeaseCheck,
 }

@@ -73,8 +73,8 @@ pub use error::{ErrorBody, ErrorCode};
 pub use events::{Lagged, StreamEvent};
 pub use health::{
     Alive, AliveStatus, HealthReport, HealthStatus, HistoryCheck, HistoryStatus, KindCheck,
-    ReadyReport, StoreCheck, StoreStatus, WarmupOutcome, WarmupReport, WatchCheck, WritesCheck,
-    WritesStatus,
+    LeaseCheck, ReadyReport, ReplicaRole, StoreCheck, StoreStatus, WarmupOutcome, WarmupReport,
+    WatchCheck, WritesCheck, WritesStatus,
 };
 pub use releases::{RefusedClaim, ReleaseList, ReleaseSummary};
 pub use runtime::{
