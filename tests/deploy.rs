@@ -177,8 +177,13 @@ fn overlays_render_and_every_object_validates() {
                 );
                 assert_eq!(
                     env,
-                    ["SCALING_FACTS_DATABASE_URL_FILE"],
-                    "the URL comes from a file"
+                    [
+                        "SCALING_FACTS_DATABASE_URL_FILE",
+                        "SCALING_FACTS_LEASE_NAME",
+                        "SCALING_FACTS_LEASE_NAMESPACE",
+                        "SCALING_FACTS_LEASE_IDENTITY"
+                    ],
+                    "the URL comes from a file, and the replicas share a Lease named by their pods"
                 );
                 assert!(
                     volumes
@@ -346,6 +351,79 @@ fn applies_config(objects: &[Value]) -> bool {
         == Some("true")
 }
 
+/// The deployed `SCALING_FACTS_LEASE_NAME` of an overlay's Deployment, if any.
+fn lease_of(objects: &[Value]) -> Option<String> {
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .flat_map(|o| {
+            o["spec"]["template"]["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        })
+        .flat_map(|c| c["env"].as_array().into_iter().flatten())
+        .find(|e| e["name"] == "SCALING_FACTS_LEASE_NAME")
+        .and_then(|e| e["value"].as_str().map(str::to_owned))
+}
+
+/// Every request a service sends the API server while it lists, watches, applies an
+/// editor's change (with `apply`) and, with `lease`, takes, renews and releases the Lease
+/// in its namespace, as deployed.
+async fn requests_of(apply: bool, lease: Option<&str>) -> BTreeSet<Authorized> {
+    let (sim, _client) = start_sim(SCENARIO).await;
+    let db = match lease {
+        Some(_) => TestDb::postgres().await,
+        None => TestDb::sqlite().await,
+    };
+    let (_tokens, tokens_file) = common::tokens_file();
+    let service = RunningService::start(&sim, &db.url, |c| {
+        c.act.apply_config = apply;
+        c.tokens_file = Some(tokens_file);
+        c.lease.lease_name = lease.map(str::to_owned);
+        c.lease.lease_namespace = Some("scaling-facts".into());
+        c.lease.lease_identity = Some("scaling-facts-0".into());
+        c.lease.lease_retry_ms = 200;
+    })
+    .await;
+    let cluster = sim.cluster.clone();
+    // Every watcher has listed and is watching.
+    eventually(20, "every kind watched", || {
+        let requests = cluster.audit.requests();
+        let watches = requests.iter().filter(|r| r.verb == "watch").count();
+        (watches == scaling_facts::watch::KINDS.len()).then_some(())
+    })
+    .await;
+    // Holding the Lease through a renewal or two.
+    if lease.is_some() {
+        let lead = service.state.leadership.clone();
+        eventually(20, "the Lease held", || lead.leading().then_some(())).await;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    // And an editor's change, which is applied when applying is on.
+    let book = service.state.book.clone();
+    eventually(20, "the release known", || book.get("watched.r")).await;
+    let put = reqwest::Client::new()
+        .put(format!("{}/v1/releases/watched.r/config", service.base))
+        .bearer_auth(common::token_of("writer"))
+        .json(&serde_json::json!({"min_instances": 1, "idle_timeout_seconds": 120}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), reqwest::StatusCode::OK);
+    assert_eq!(
+        cluster.audit.requests().iter().any(|r| r.verb == "patch"),
+        apply,
+        "the service patches exactly when applying is on"
+    );
+    // Stopping releases the Lease.
+    service.stop().await;
+    let requests = cluster.audit.requests();
+    sim.stop().await;
+    db.finish().await;
+    requests
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rbac_grants_exactly_the_requests_the_service_makes() {
     let rendered: Vec<(&str, Vec<Value>)> = OVERLAYS.iter().map(|o| (*o, render(o))).collect();
@@ -358,49 +436,25 @@ async fn rbac_grants_exactly_the_requests_the_service_makes() {
             "{overlay} applies differently"
         );
     }
-    let (sim, _client) = start_sim(SCENARIO).await;
-    let db = TestDb::sqlite().await;
-    let (_tokens, tokens_file) = common::tokens_file();
-    let service = RunningService::start(&sim, &db.url, |c| {
-        c.act.apply_config = apply;
-        c.tokens_file = Some(tokens_file);
-    })
-    .await;
-    let cluster = sim.cluster.clone();
-    // Every watcher has listed and is watching.
-    eventually(20, "every kind watched", || {
-        let requests = cluster.audit.requests();
-        let watches = requests.iter().filter(|r| r.verb == "watch").count();
-        (watches == scaling_facts::watch::KINDS.len()).then_some(())
-    })
-    .await;
-    // And an editor's change, which is applied when applying is on.
-    let book = service.state.book.clone();
-    eventually(20, "the release known", || book.get("watched.r")).await;
-    let put = reqwest::Client::new()
-        .put(format!("{}/v1/releases/watched.r/config", service.base))
-        .bearer_auth(common::token_of("writer"))
-        .json(&serde_json::json!({"min_instances": 1, "idle_timeout_seconds": 120}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), reqwest::StatusCode::OK);
-    let requests = cluster.audit.requests();
-    assert_eq!(
-        requests.iter().any(|r| r.verb == "patch"),
-        apply,
-        "the service patches exactly when applying is on"
-    );
-    service.stop().await;
-
+    // Each overlay's service runs as it deploys it, and sends its own requests: with a
+    // Lease (on PostgreSQL) it also holds one.
+    let mut first = None;
     for (overlay, objects) in &rendered {
+        let requests = requests_of(apply, lease_of(objects).as_deref()).await;
         let grants = rbac::grants(objects, "scaling-facts", "scaling-facts");
         let (missing, extra) = rbac::compare(&grants, &requests);
         assert!(
             missing.is_empty() && extra.is_empty(),
             "{overlay}: the service asks for {missing:#?} without a grant; granted and never used: {extra:#?}"
         );
+        first.get_or_insert(requests);
     }
+    let requests = first.expect("an overlay");
+    assert_eq!(OVERLAYS[0], "single");
+    assert!(
+        requests.iter().all(|r| r.resource != "leases"),
+        "a single replica holds no Lease"
+    );
 
     // The comparison catches a verb added or removed on either side.
     let objects = render("single");
