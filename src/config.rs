@@ -343,6 +343,11 @@ pub struct SoakConfig {
     /// Seed of the fault schedule: the same seed, the same faults in the same order.
     #[arg(long, env = "SCALING_FACTS_SOAK_SEED", default_value_t = 1)]
     pub seed: u64,
+    /// Replicas of the service: 2 shares a Lease on PostgreSQL (needs `--database-url`),
+    /// and the faults kill and pause whichever leads.
+    #[arg(long, env = "SCALING_FACTS_SOAK_REPLICAS", default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub replicas: u8,
 }
 
 /// Everything `demo-client` needs.

@@ -89,19 +89,27 @@ on_both_backends!(
         other.start_second = other.requested_at.timestamp();
         other.serving_at = w.serving_at.map(|s| s + chrono::Duration::milliseconds(2));
         assert!(!store.record_wake_once(&other, t(21)).await.unwrap());
-        // Found from timestamps, to the second, a second after the end: the same wake.
+        // Found from timestamps, to the second, dated by its first pod a second later:
+        // the same wake.
         let mut coarse = w.clone();
         coarse.precision = Precision::S;
-        coarse.requested_at = w.serving_at.unwrap() + chrono::Duration::milliseconds(900);
-        coarse.start_second = coarse.requested_at.timestamp();
-        coarse.serving_at = Some(coarse.requested_at + chrono::Duration::seconds(2));
+        coarse.requested_at = t(11);
+        coarse.start_second = t(11).timestamp();
         assert!(!store.record_wake_once(&coarse, t(21)).await.unwrap());
-        // The next wake, 5 ms after this one served to the millisecond: another wake.
+        // The next wake, 5 ms after this one served: another wake, however long a record
+        // of this one says it lasted.
         let mut next = w.clone();
         next.requested_at = w.serving_at.unwrap() + chrono::Duration::milliseconds(5);
         next.start_second = next.requested_at.timestamp();
         next.serving_at = Some(next.requested_at + chrono::Duration::seconds(1));
         assert!(store.record_wake_once(&next, t(22)).await.unwrap());
+        // Another kind at the same moment (an initial start is not a wake): its own record.
+        let mut initial = wake("uid-3", 10, Outcome::Served);
+        assert!(store.record_wake_once(&initial, t(22)).await.unwrap());
+        initial.kind = scaling_facts_api::WakeKind::Initial;
+        initial.start_second += 1;
+        assert!(store.record_wake_once(&initial, t(22)).await.unwrap());
+        assert_eq!(store.count_wakes("uid-3").await.unwrap(), 2);
         // Another revision at the same time: another wake.
         assert!(
             store

@@ -113,6 +113,7 @@ impl Engine {
         history: impl std::future::Future<Output = Option<History>> + Send,
         shutdown: CancellationToken,
     ) {
+        watch::stall::start();
         let mut tracker = Tracker::new(settings.tracker);
         let history = history.fuse();
         tokio::pin!(history);

@@ -14,7 +14,18 @@ pub struct Recipe {
     pub kubeconfig: PathBuf,
     pub spool: PathBuf,
     pub log: PathBuf,
+    /// With more than one replica, this one's name in the shared Lease.
+    pub lease_identity: Option<String>,
 }
+
+/// The Lease's timing under soak: a failover in about 4 s, so that several fit in a run.
+const LEASE_ENV: [(&str, &str); 5] = [
+    ("SCALING_FACTS_LEASE_NAME", "scaling-facts-soak"),
+    ("SCALING_FACTS_LEASE_NAMESPACE", "default"),
+    ("SCALING_FACTS_LEASE_DURATION_SECONDS", "4"),
+    ("SCALING_FACTS_LEASE_RENEW_DEADLINE_MS", "2500"),
+    ("SCALING_FACTS_LEASE_RETRY_MS", "500"),
+];
 
 pub struct Service {
     child: Child,
@@ -28,7 +39,13 @@ impl Recipe {
             .append(true)
             .open(&self.log)
             .with_context(|| format!("opening {}", self.log.display()))?;
-        let child = Command::new(std::env::current_exe()?)
+        let mut command = Command::new(std::env::current_exe()?);
+        if let Some(identity) = &self.lease_identity {
+            command
+                .envs(LEASE_ENV)
+                .env("SCALING_FACTS_LEASE_IDENTITY", identity);
+        }
+        let child = command
             .arg("serve")
             .env(
                 "SCALING_FACTS_LISTEN_ADDR",
@@ -72,6 +89,14 @@ impl Service {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         false
+    }
+
+    /// Sends a signal by name (`STOP`, `CONT`).
+    pub fn signal(&self, name: &str) {
+        let _ = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status();
     }
 
     pub fn kill(mut self) {

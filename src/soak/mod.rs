@@ -105,16 +105,30 @@ pub async fn run(config: &SoakConfig) -> anyhow::Result<Outcome> {
             format!("postgres://{user}@{}/{name}", proxy.addr)
         }
     };
-    let recipe = child::Recipe {
-        port: child::free_port()?,
-        database_url: database_url.clone(),
-        kubeconfig,
-        spool: dir.path().join("soak.spool"),
-        log: dir.path().join("service.log"),
-    };
+    anyhow::ensure!(
+        config.replicas == 1 || matches!(db, Db::Postgres { .. }),
+        "more than one replica needs PostgreSQL: give --database-url"
+    );
+    let replicated = config.replicas > 1;
+    let mut recipes = Vec::new();
+    for i in 0..config.replicas {
+        let suffix = if replicated {
+            format!("-{i}")
+        } else {
+            String::new()
+        };
+        recipes.push(child::Recipe {
+            port: child::free_port()?,
+            database_url: database_url.clone(),
+            kubeconfig: kubeconfig.clone(),
+            spool: dir.path().join(format!("soak{suffix}.spool")),
+            log: dir.path().join("service.log"),
+            lease_identity: replicated.then(|| format!("soak-replica-{i}")),
+        });
+    }
     let outcome = schedule::Run {
         cluster: sim.cluster.clone(),
-        recipe,
+        recipes,
         db: &db,
         seed: config.seed,
         duration: Duration::from_secs(config.duration_seconds),
@@ -137,14 +151,17 @@ pub async fn run(config: &SoakConfig) -> anyhow::Result<Outcome> {
             for d in &tally.detail {
                 tracing::warn!("{d}");
             }
-            let agree = report.served_in_memory == served_per_revision(&stored);
+            let rows = served_per_revision(&stored);
+            let agree = report.served_in_memory.iter().all(|m| *m == rows)
+                && report.replicas_agree != Some(false);
             let line = format!(
-                "soak {} s ({}, seed {}): wakes true {} / recorded {} / lost {} / doubled {} / phantom {} / wrong outcome {}; longest write delay {:.1} s; 5xx {}; histograms agree with the store: {}; faults {}",
+                "soak {} s ({}{}, seed {}): wakes true {} / recorded {} / lost {} / doubled {} / phantom {} / wrong outcome {}; longest write delay {:.1} s; 5xx {}; histograms agree with the store{}: {}; faults {}",
                 config.duration_seconds,
                 match &db {
                     Db::Sqlite { .. } => "sqlite",
                     Db::Postgres { .. } => "postgres",
                 },
+                if replicated { ", 2 replicas" } else { "" },
                 config.seed,
                 tally.truth,
                 tally.recorded,
@@ -154,6 +171,11 @@ pub async fn run(config: &SoakConfig) -> anyhow::Result<Outcome> {
                 tally.wrong_outcome,
                 delay as f64 / 1000.0,
                 report.server_errors,
+                if replicated {
+                    " and both replicas serve identical facts"
+                } else {
+                    ""
+                },
                 if agree { "yes" } else { "no" },
                 report.faults,
             );

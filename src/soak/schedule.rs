@@ -30,7 +30,8 @@ const ABORT_AFTER: Duration = Duration::from_millis(6_500);
 
 pub struct Run<'a> {
     pub cluster: Cluster,
-    pub recipe: child::Recipe,
+    /// One recipe per replica; with two, they share a Lease.
+    pub recipes: Vec<child::Recipe>,
     pub(super) db: &'a Db,
     pub seed: u64,
     pub duration: Duration,
@@ -38,8 +39,11 @@ pub struct Run<'a> {
 
 /// What the run saw besides the store.
 pub struct Report {
-    /// Served wakes per revision UID, as the settled service counts them.
-    pub served_in_memory: BTreeMap<String, u64>,
+    /// Served wakes per revision UID, as each settled replica counts them.
+    pub served_in_memory: Vec<BTreeMap<String, u64>>,
+    /// With two replicas: whether both served the same `scaling` facts and cold-starts
+    /// for every release at the end.
+    pub replicas_agree: Option<bool>,
     /// 5xx answers to the prober (refused connections while the service is down are not
     /// answers and are not counted).
     pub server_errors: u64,
@@ -94,13 +98,17 @@ impl Run<'_> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(3))
             .build()?;
-        let mut service = self.recipe.start()?;
-        anyhow::ensure!(
-            service
-                .wait_for(&http, "/health/ready", Duration::from_secs(60))
-                .await,
-            "the service never became ready"
-        );
+        let mut services = Vec::new();
+        for recipe in &self.recipes {
+            let service = recipe.start()?;
+            anyhow::ensure!(
+                service
+                    .wait_for(&http, "/health/ready", Duration::from_secs(60))
+                    .await,
+                "the service never became ready"
+            );
+            services.push(service);
+        }
         self.settle_initial_starts().await;
 
         let stop = CancellationToken::new();
@@ -109,25 +117,36 @@ impl Run<'_> {
             .map(|(ns, svc)| tokio::spawn(drive(self.cluster.clone(), ns, svc, stop.clone())))
             .collect();
         let server_errors = Arc::new(AtomicU64::new(0));
-        let prober = tokio::spawn(probe(
-            http.clone(),
-            service.base.clone(),
-            server_errors.clone(),
-            stop.clone(),
-        ));
+        let probers: Vec<_> = services
+            .iter()
+            .map(|s| {
+                tokio::spawn(probe(
+                    http.clone(),
+                    s.base.clone(),
+                    server_errors.clone(),
+                    stop.clone(),
+                ))
+            })
+            .collect();
 
+        let replicas = self.recipes.len();
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
         let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
         let end = Instant::now() + self.duration;
         while Instant::now() < end {
             tokio::time::sleep(Duration::from_millis(rng.random_range(1_500..=4_000))).await;
-            let kind = match rng.random_range(0..11) {
-                0 | 1 => "watch drop",
-                2 => "410 gone",
-                3 => "api restart",
-                4 => "api refusing",
-                5 | 6 => "sigkill",
-                7 => "sigterm",
+            // One replica: the schedule of issue 10, unchanged. Two: the kills and the
+            // pause go to whichever leads, a SIGTERM to either.
+            let kind = match (rng.random_range(0..11), replicas) {
+                (0 | 1, _) => "watch drop",
+                (2, _) => "410 gone",
+                (3, _) => "api restart",
+                (4, _) => "api refusing",
+                (5 | 6, 1) => "sigkill",
+                (5 | 6, _) => "leader sigkill",
+                (7, 1) => "sigterm",
+                (7, _) => "leader pause",
+                (8, 2) => "sigterm",
                 _ => "store outage",
             };
             *counts.entry(kind).or_insert(0) += 1;
@@ -137,19 +156,35 @@ impl Run<'_> {
                 "410 gone" => admin::apply(&self.cluster, &Fault::GoneNext { count: 2 }),
                 "api restart" => admin::apply(&self.cluster, &Fault::Restart),
                 "api refusing" => admin::apply(&self.cluster, &Fault::Refuse { ms: 800 }),
-                "sigkill" | "sigterm" => {
-                    if kind == "sigkill" {
-                        service.kill();
-                    } else {
+                "leader pause" => {
+                    let i = leader(&http, &services).await.unwrap_or(0);
+                    // Frozen past its renew deadline at times, as a stalled node does.
+                    let pause = Duration::from_millis(rng.random_range(1_000..=5_000));
+                    services[i].signal("STOP");
+                    tokio::time::sleep(pause).await;
+                    services[i].signal("CONT");
+                }
+                "sigkill" | "sigterm" | "leader sigkill" => {
+                    let i = match kind {
+                        "leader sigkill" => leader(&http, &services)
+                            .await
+                            .unwrap_or_else(|| rng.random_range(0..replicas)),
+                        _ => rng.random_range(0..replicas),
+                    };
+                    let service = services.remove(i);
+                    if kind == "sigterm" {
                         service.terminate(Duration::from_secs(15)).await;
+                    } else {
+                        service.kill();
                     }
                     // Down for less than a wake lasts: a wake that began and ended while
                     // nothing watched leaves nothing in the cluster to find.
                     tokio::time::sleep(Duration::from_millis(rng.random_range(300..=1_200))).await;
-                    service = self.recipe.start()?;
+                    let service = self.recipes[i].start()?;
                     service
                         .wait_for(&http, "/alive", Duration::from_secs(20))
                         .await;
+                    services.insert(i, service);
                 }
                 _ => {
                     let outage = Duration::from_millis(rng.random_range(2_000..=6_000));
@@ -161,23 +196,42 @@ impl Run<'_> {
         for d in drivers {
             let _ = d.await;
         }
-        let _ = prober.await;
+        for p in probers {
+            let _ = p.await;
+        }
 
         // Settled: the watches catch up, SIGTERM stores what is queued (or spools it),
         // and a last start replays the spool and rebuilds its counts from the store.
         tokio::time::sleep(Duration::from_secs(6)).await;
-        service.terminate(Duration::from_secs(15)).await;
-        let service = self.recipe.start()?;
-        anyhow::ensure!(
-            service
-                .wait_for(&http, "/health", Duration::from_secs(60))
-                .await,
-            "the service never became healthy after the soak"
-        );
-        let served_in_memory = self.served_counts(&http, &service.base).await?;
-        service.terminate(Duration::from_secs(15)).await;
+        for service in services {
+            service.terminate(Duration::from_secs(15)).await;
+        }
+        let mut services = Vec::new();
+        for recipe in &self.recipes {
+            let service = recipe.start()?;
+            anyhow::ensure!(
+                service
+                    .wait_for(&http, "/health", Duration::from_secs(60))
+                    .await,
+                "the service never became healthy after the soak"
+            );
+            services.push(service);
+        }
+        let replicas_agree = if replicas > 1 {
+            Some(self.replicas_agree(&http, &services).await?)
+        } else {
+            None
+        };
+        let mut served_in_memory = Vec::new();
+        for service in &services {
+            served_in_memory.push(self.served_counts(&http, &service.base).await?);
+        }
+        for service in services {
+            service.terminate(Duration::from_secs(15)).await;
+        }
         Ok(Report {
             served_in_memory,
+            replicas_agree,
             server_errors: server_errors.load(Ordering::Relaxed),
             faults: counts
                 .iter()
@@ -185,6 +239,47 @@ impl Run<'_> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+    }
+
+    /// Whether every replica serves the same `scaling` facts (but for when each derived
+    /// them) and cold-starts for every release, within a few seconds of starting.
+    async fn replicas_agree(
+        &self,
+        http: &reqwest::Client,
+        services: &[child::Service],
+    ) -> anyhow::Result<bool> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut answers = Vec::new();
+            for s in services {
+                let mut all = Vec::new();
+                for (ns, svc) in RELEASES {
+                    for path in ["scaling", "cold-starts"] {
+                        let mut body: serde_json::Value = http
+                            .get(format!("{}/v1/releases/{svc}.{ns}/{path}", s.base))
+                            .send()
+                            .await?
+                            .json()
+                            .await?;
+                        if let Some(m) = body.as_object_mut() {
+                            m.remove("updated_at");
+                        }
+                        all.push(body);
+                    }
+                }
+                answers.push(all);
+            }
+            if answers.windows(2).all(|p| p[0] == p[1]) {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                for (i, a) in answers.iter().enumerate() {
+                    tracing::warn!(replica = i, answers = %serde_json::Value::from(a.clone()), "the replicas disagree");
+                }
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     /// The healthy services' initial starts are done and back at zero.
@@ -251,6 +346,21 @@ impl Run<'_> {
         }
         Ok(out)
     }
+}
+
+/// The replica that says it leads, if one does.
+async fn leader(http: &reqwest::Client, services: &[child::Service]) -> Option<usize> {
+    for (i, s) in services.iter().enumerate() {
+        let Ok(r) = http.get(format!("{}/health", s.base)).send().await else {
+            continue;
+        };
+        if let Ok(h) = r.json::<scaling_facts_api::HealthReport>().await
+            && h.lease.role == scaling_facts_api::ReplicaRole::Leader
+        {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// Reads a release's facts four times a second, counting 5xx answers.

@@ -39,12 +39,12 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Records a wake unless the store holds one of the same revision whose time overlaps
-    /// it: the same wake, measured by another replica (to the millisecond, each by its own
-    /// arrival times, so their start seconds may differ), or once from timestamps (a
-    /// second-precision record is allowed a second either side). Two real wakes of one
-    /// revision never overlap: the next begins only after the last has ended. Returns
-    /// whether it was recorded.
+    /// Records a wake unless the store holds the same wake under another start second:
+    /// one of the same revision and kind requested within a second of it (two seconds
+    /// when either is known only to the second), as another replica measures it by its
+    /// own arrival times, or a restarted one from timestamps. Two real wakes of a revision
+    /// never begin that close: the next begins only after the last has ended and its
+    /// revision has scaled back to zero. Returns whether it was recorded.
     pub async fn record_wake_once(
         &self,
         w: &WakeRecord,
@@ -55,21 +55,13 @@ impl Store {
             columns!(),
             ", recorded_ms) SELECT \
              $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 \
-             WHERE NOT EXISTS (SELECT 1 FROM wakes WHERE revision_uid = $3 \
-             AND requested_ms <= $18 + (CASE WHEN precision = 's' THEN 1000 ELSE $20 END) \
-             AND COALESCE(serving_ms, requested_ms + duration_ms) \
-                 + (CASE WHEN precision = 's' THEN 1000 ELSE $20 END) >= $19) \
+             WHERE NOT EXISTS (SELECT 1 FROM wakes WHERE revision_uid = $3 AND kind = $4 \
+             AND requested_ms >= $6 - (CASE WHEN precision = 's' THEN 2000 ELSE $18 END) \
+             AND requested_ms <= $6 + (CASE WHEN precision = 's' THEN 2000 ELSE $18 END)) \
              ON CONFLICT (revision_uid, start_second) DO NOTHING"
         ));
-        let slack: i64 = if w.precision == Precision::S {
-            1_000
-        } else {
-            0
-        };
         let done = bind_wake(query, w, recorded_at)
-            .bind(end_ms(w))
-            .bind(w.requested_at.timestamp_millis())
-            .bind(slack)
+            .bind(same_wake_within_ms(w.precision))
             .execute(self.pool())
             .await?;
         Ok(done.rows_affected() == 1)
@@ -206,12 +198,13 @@ fn bind_wake<'q>(query: Query<'q>, w: &'q WakeRecord, recorded_at: DateTime<Utc>
         .bind(recorded_at.timestamp_millis())
 }
 
-/// When a wake ended: serving, else its request plus its duration.
-fn end_ms(w: &WakeRecord) -> i64 {
-    w.serving_at.map_or_else(
-        || w.requested_at.timestamp_millis() + to_i64(w.duration_ms),
-        |t| t.timestamp_millis(),
-    )
+/// How far apart two records' requests may be and still be one wake, for a record of
+/// this precision against one known to the millisecond ([`Store::record_wake_once`]).
+pub fn same_wake_within_ms(precision: Precision) -> i64 {
+    match precision {
+        Precision::S => 2_000,
+        Precision::Ms => 1_000,
+    }
 }
 
 fn wake_of(row: &AnyRow) -> Result<WakeRecord, StoreError> {

@@ -16,6 +16,7 @@ pub mod convert;
 pub mod lease;
 pub mod reconnect;
 mod seen;
+pub mod stall;
 pub mod types;
 
 use std::path::{Path, PathBuf};
@@ -411,7 +412,7 @@ impl Replay {
             self.until = Some(now + REPLAY_BURST);
         }
         let after_error = self.until.is_some_and(|until| now < until);
-        if after_error || self.starts.catching_up(self.kind, now) {
+        if after_error || self.starts.catching_up(self.kind, now) || stall::just_resumed(now) {
             Stamp::now(Via::Resumed)
         } else {
             Stamp::now(Via::Watched)

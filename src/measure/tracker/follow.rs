@@ -13,22 +13,17 @@ use chrono::{DateTime, Utc};
 use super::{Tracker, rev_entry};
 use scaling_facts_api::{Precision, WakeRecord};
 
-/// Whether two records of one revision are one wake measured twice (by two replicas, or
-/// once to the second): their times overlap, a second-precision record being allowed a
-/// second either side. Two real wakes of a revision never overlap. The store applies the
-/// same rule when it records ([`crate::store::Store::record_wake_once`]).
+/// Whether two records are one wake measured twice (by two replicas, or once from
+/// timestamps): the same revision and kind, requested within a second of each other (two
+/// when either is known only to the second). Two real wakes of a revision never begin
+/// that close. The store applies the same rule when it records
+/// ([`crate::store::Store::record_wake_once`]).
 pub fn one_wake(a: &WakeRecord, b: &WakeRecord) -> bool {
     let coarse = a.precision == Precision::S || b.precision == Precision::S;
-    let slack = if coarse { 1_000 } else { 0 };
-    let end = |w: &WakeRecord| {
-        w.serving_at.map_or_else(
-            || w.requested_at.timestamp_millis() + w.duration_ms as i64,
-            |t| t.timestamp_millis(),
-        )
-    };
+    let within = if coarse { 2_000 } else { 1_000 };
     a.revision_uid == b.revision_uid
-        && a.requested_at.timestamp_millis() <= end(b) + slack
-        && b.requested_at.timestamp_millis() <= end(a) + slack
+        && a.kind == b.kind
+        && (a.requested_at - b.requested_at).num_milliseconds().abs() <= within
 }
 
 impl Tracker {
