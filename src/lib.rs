@@ -3,7 +3,8 @@
 //!
 //! Data flows one way through the layers:
 //!
-//! - [`watch`] (Kubernetes, kube-rs) turns watch events into observations;
+//! - [`watch`] (Kubernetes, kube-rs) turns watch events into observations, and holds the
+//!   Lease that picks the one writer among replicas;
 //! - [`measure`] is pure: wakes, histograms and each release's facts, with no locks;
 //! - [`book`] holds every release's facts for readers ([`book::FactsBook`]), serialized
 //!   when they change, and broadcasts each change;
@@ -12,7 +13,8 @@
 //!
 //! Around them: [`config`] (the one clap configuration), [`telemetry`] (logs, Prometheus
 //! metrics, the readiness gate), [`service`] (start-up, warm-up, readiness and shutdown,
-//! wired to one cancellation token, the measuring engine and the write path with its spool)
+//! wired to one cancellation token, the measuring engine, the write path with its spool,
+//! and who writes: the only replica, or the Lease holder, every replica following the rows)
 //! and, with the default feature `sim`, `demo` (the one-command demo) and `soak` (the
 //! simulator, the service and faults for N minutes, compared with the truth).
 //!

@@ -13,6 +13,10 @@
 //! request; and the aborted service's revision is created at zero, since Knative never
 //! scales a new revision away before its first start either serves or fails.
 //!
+//! With `--replicas 2` (PostgreSQL) two services share a Lease, and the kills go to the
+//! leader: SIGKILL, a SIGSTOP of 1-5 s then SIGCONT, and SIGTERM of either; at the end both
+//! must serve the same facts.
+//!
 //! - [`child`]: the service process; [`proxy`]: the PostgreSQL outage;
 //! - [`compare`]: truth against the store.
 
