@@ -18,6 +18,7 @@ pub mod deps;
 pub mod engine;
 pub mod follow;
 pub mod get;
+pub mod held;
 pub mod history;
 pub mod lead;
 pub mod retention;

@@ -26,10 +26,10 @@ use chrono::Utc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::held::Held;
 use super::lead::Leadership;
 use super::off_the_clock;
 use super::spool::{Spool, Write};
-use crate::measure::tracker::one_wake;
 use crate::store::{Store, StoreError};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::Components;
@@ -51,10 +51,6 @@ struct Queue {
     offset: u64,
 }
 
-/// The most wakes a follower keeps while it waits to see the writer store them; past it
-/// the oldest go (with a warning): a writer that missed that many is not missing a few.
-const MAX_HELD: usize = 100_000;
-
 /// The engine's end of the write path.
 #[derive(Clone)]
 pub struct Outbox {
@@ -64,7 +60,7 @@ pub struct Outbox {
     metrics: Arc<Metrics>,
     /// A follower's own measure of each wake, until the writer's row for it is seen
     /// ([`Outbox::confirm`]); stored if this replica becomes the writer first.
-    held: Arc<Mutex<Vec<WakeRecord>>>,
+    held: Arc<Held>,
     /// Notified when a wake was stored, so the replica follows it at once.
     stored_wake: Arc<Notify>,
 }
@@ -95,8 +91,8 @@ impl Outbox {
             })),
             notify: Arc::new(Notify::new()),
             components,
+            held: Arc::new(Held::new(metrics.clone())),
             metrics,
-            held: Arc::default(),
             stored_wake: Arc::new(Notify::new()),
         }
     }
@@ -106,31 +102,9 @@ impl Outbox {
         self.stored_wake.clone()
     }
 
-    fn hold(&self, w: WakeRecord) {
-        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        if held.len() >= MAX_HELD {
-            let gone = held.remove(0);
-            tracing::warn!(revision = %gone.revision, start_second = gone.start_second, "the writer has not stored this wake this replica measured, and too many are waiting: forgotten");
-        }
-        held.push(w);
-        self.metrics.wakes_held.set(held.len() as i64);
-    }
-
-    /// The store holds these rows: this replica's own measures of the same wakes are
-    /// no longer needed.
+    /// The store holds these rows: this replica's own records of them are not needed.
     pub fn confirm(&self, stored: &[WakeRecord]) {
-        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        if held.is_empty() {
-            return;
-        }
-        held.retain(|h| !stored.iter().any(|s| one_wake(h, s)));
-        self.metrics.wakes_held.set(held.len() as i64);
-    }
-
-    fn take_held(&self) -> Vec<WakeRecord> {
-        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        self.metrics.wakes_held.set(0);
-        std::mem::take(&mut *held)
+        self.held.confirm(stored);
     }
 
     /// Makes the writes durable (spool, fsync) and wakes the writer.
@@ -207,7 +181,7 @@ impl Writer {
             if self.leadership.leading() != leading {
                 leading = !leading;
                 if leading {
-                    let held = self.outbox.take_held();
+                    let held = self.outbox.held.take();
                     tracing::info!(held = held.len(), "writing: this replica holds the Lease");
                     self.outbox
                         .push(held.into_iter().map(|w| Write::Wake(Box::new(w))).collect());
@@ -367,7 +341,7 @@ impl Writer {
     /// records) is the writer's to decide, and a new writer stores its own wakes underway.
     fn follow(&self, w: &Write) {
         if let Write::Wake(record) = w {
-            self.outbox.hold((**record).clone());
+            self.outbox.held.hold((**record).clone());
         }
     }
 
