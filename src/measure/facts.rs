@@ -41,7 +41,7 @@ pub struct ReleaseFacts {
     pub presence: RuntimePresence,
     pub active_revisions: Vec<ActiveRevision>,
     /// The Service template's scaling annotations, where the editor's settings land.
-    pub template: TemplateScaling,
+    pub template: std::sync::Arc<TemplateScaling>,
     /// When these facts last changed.
     pub updated_at: DateTime<Utc>,
 }
@@ -73,7 +73,7 @@ impl ReleaseFacts {
                 failure: None,
             },
             active_revisions: Vec::new(),
-            template: TemplateScaling::default(),
+            template: TemplateScaling::none(),
             updated_at: now,
         }
     }

@@ -203,8 +203,9 @@ pub struct ServiceSnap {
     /// The releases it declares it calls (`scaling-facts.io/depends-on`).
     pub depends_on: Vec<String>,
     /// The scaling annotations of its revision template, as written; None when it has
-    /// neither (boxed: most Services have none, and the tracker keeps one per Service).
-    pub template: Option<Box<TemplateScaling>>,
+    /// neither (behind a pointer: most Services have none, and the tracker keeps one per
+    /// Service; shared, so the facts derived after each event carry it without a copy).
+    pub template: Option<std::sync::Arc<TemplateScaling>>,
 }
 
 /// The two revision-template annotations an editor's settings are applied as, verbatim
@@ -222,6 +223,13 @@ impl TemplateScaling {
     pub const MIN_SCALE: &'static str = "autoscaling.knative.dev/min-scale";
     pub const RETENTION: &'static str =
         "autoscaling.knative.dev/scale-to-zero-pod-retention-period";
+
+    /// Neither annotation, shared: the facts of a Service without them point here.
+    pub fn none() -> std::sync::Arc<Self> {
+        static NONE: std::sync::LazyLock<std::sync::Arc<TemplateScaling>> =
+            std::sync::LazyLock::new(Default::default);
+        NONE.clone()
+    }
 }
 
 /// One thing the watcher saw.

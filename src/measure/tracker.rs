@@ -542,7 +542,10 @@ impl Tracker {
         }
         let svc = self.services.get(key)?;
         let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
-        f.template = svc.template.as_deref().cloned().unwrap_or_default();
+        // Shared with the snapshot: deriving facts copies no annotation.
+        if let Some(t) = &svc.template {
+            f.template = t.clone();
+        }
         let active = self.active_of(key);
         f.active_revisions = active
             .iter()

@@ -97,7 +97,7 @@ pub fn service(s: &types::KnativeService, release_label: &str) -> ServiceSnap {
                 min_scale: annotation(TemplateScaling::MIN_SCALE),
                 retention: annotation(TemplateScaling::RETENTION),
             };
-            (t != TemplateScaling::default()).then(|| Box::new(t))
+            (t != TemplateScaling::default()).then(|| std::sync::Arc::new(t))
         },
         namespace: ns,
         name: n,
