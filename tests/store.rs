@@ -103,6 +103,20 @@ on_both_backends!(
         next.start_second = next.requested_at.timestamp();
         next.serving_at = Some(next.requested_at + chrono::Duration::seconds(1));
         assert!(store.record_wake_once(&next, t(22)).await.unwrap());
+        // A short wake found from timestamps two seconds after the last one's request, as
+        // a restarted writer finds it: its end is far from the last one's, another wake.
+        let mut quick = w.clone();
+        quick.revision_uid = "uid-4".into();
+        quick.serving_at = Some(quick.requested_at + chrono::Duration::milliseconds(200));
+        quick.duration_ms = 200;
+        assert!(store.record_wake_once(&quick, t(22)).await.unwrap());
+        let mut found = quick.clone();
+        found.precision = Precision::S;
+        found.requested_at = t(12);
+        found.start_second = t(12).timestamp();
+        found.serving_at = Some(t(14));
+        found.duration_ms = 2_000;
+        assert!(store.record_wake_once(&found, t(22)).await.unwrap());
         // Another kind at the same moment (an initial start is not a wake): its own record.
         let mut initial = wake("uid-3", 10, Outcome::Served);
         assert!(store.record_wake_once(&initial, t(22)).await.unwrap());

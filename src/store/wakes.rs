@@ -40,11 +40,12 @@ impl Store {
     }
 
     /// Records a wake unless the store holds the same wake under another start second:
-    /// one of the same revision and kind requested within a second of it (two seconds
-    /// when either is known only to the second), as another replica measures it by its
-    /// own arrival times, or a restarted one from timestamps. Two real wakes of a revision
-    /// never begin that close: the next begins only after the last has ended and its
-    /// revision has scaled back to zero. Returns whether it was recorded.
+    /// one of the same revision and kind whose request and whose end are each within a
+    /// second of this one's (two when either record is known only to the second), as
+    /// another replica measures it by its own arrival times, or a restarted one from
+    /// timestamps. Two real wakes of a revision are never that close at both ends: the next
+    /// begins only after the last has ended and its revision has scaled back to zero.
+    /// Returns whether it was recorded.
     pub async fn record_wake_once(
         &self,
         w: &WakeRecord,
@@ -56,12 +57,14 @@ impl Store {
             ", recorded_ms) SELECT \
              $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 \
              WHERE NOT EXISTS (SELECT 1 FROM wakes WHERE revision_uid = $3 AND kind = $4 \
-             AND requested_ms >= $6 - (CASE WHEN precision = 's' THEN 2000 ELSE $18 END) \
-             AND requested_ms <= $6 + (CASE WHEN precision = 's' THEN 2000 ELSE $18 END)) \
+             AND ABS(requested_ms - $6) <= (CASE WHEN precision = 's' THEN 2000 ELSE $18 END) \
+             AND ABS(COALESCE(serving_ms, requested_ms + duration_ms) - $19) \
+                 <= (CASE WHEN precision = 's' THEN 2000 ELSE $18 END)) \
              ON CONFLICT (revision_uid, start_second) DO NOTHING"
         ));
         let done = bind_wake(query, w, recorded_at)
             .bind(same_wake_within_ms(w.precision))
+            .bind(end_ms(w))
             .execute(self.pool())
             .await?;
         Ok(done.rows_affected() == 1)
@@ -205,6 +208,14 @@ pub fn same_wake_within_ms(precision: Precision) -> i64 {
         Precision::S => 2_000,
         Precision::Ms => 1_000,
     }
+}
+
+/// When a wake ended: serving, else its request plus its duration.
+fn end_ms(w: &WakeRecord) -> i64 {
+    w.serving_at.map_or_else(
+        || w.requested_at.timestamp_millis() + to_i64(w.duration_ms),
+        |t| t.timestamp_millis(),
+    )
 }
 
 fn wake_of(row: &AnyRow) -> Result<WakeRecord, StoreError> {

@@ -14,16 +14,23 @@ use super::{Tracker, rev_entry};
 use scaling_facts_api::{Precision, WakeRecord};
 
 /// Whether two records are one wake measured twice (by two replicas, or once from
-/// timestamps): the same revision and kind, requested within a second of each other (two
-/// when either is known only to the second). Two real wakes of a revision never begin
-/// that close. The store applies the same rule when it records
-/// ([`crate::store::Store::record_wake_once`]).
+/// timestamps): the same revision and kind, their requests and their ends each within a
+/// second of each other (two when either is known only to the second). Two real wakes of
+/// a revision are never that close at both ends. The store applies the same rule when it
+/// records ([`crate::store::Store::record_wake_once`]).
 pub fn one_wake(a: &WakeRecord, b: &WakeRecord) -> bool {
     let coarse = a.precision == Precision::S || b.precision == Precision::S;
     let within = if coarse { 2_000 } else { 1_000 };
+    let end = |w: &WakeRecord| {
+        w.serving_at.map_or_else(
+            || w.requested_at.timestamp_millis() + w.duration_ms as i64,
+            |t| t.timestamp_millis(),
+        )
+    };
     a.revision_uid == b.revision_uid
         && a.kind == b.kind
         && (a.requested_at - b.requested_at).num_milliseconds().abs() <= within
+        && (end(a) - end(b)).abs() <= within
 }
 
 impl Tracker {
