@@ -8,50 +8,33 @@
 
 mod common;
 
-use std::process::Command;
-
 #[test]
 fn two_replicas_under_faults_lose_no_wake_double_none_and_agree() {
-    let out = Command::new(env!("CARGO_BIN_EXE_scaling-facts"))
-        .args([
-            "soak",
-            "--duration-seconds",
-            "120",
-            "--seed",
-            "1",
-            "--replicas",
-            "2",
-        ])
-        .args(["--database-url", &common::postgres_admin_url()])
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the soak runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("soak "))
-        .unwrap_or_else(|| panic!("no summary line; stderr:\n{stderr}"));
-    println!("{line}");
-    let detail: Vec<&str> = stdout
-        .lines()
-        .filter(|l| {
-            ["lost:", "doubled:", "phantom #", "outcome "]
-                .iter()
-                .any(|k| l.contains(k))
-        })
-        .collect();
+    let admin = common::postgres_admin_url();
+    let run = common::soak::run(&[
+        "--duration-seconds",
+        "120",
+        "--seed",
+        "1",
+        "--replicas",
+        "2",
+        "--database-url",
+        &admin,
+    ]);
+    let line = &run.line;
     assert!(line.contains("2 replicas"), "{line}");
     assert!(
         line.contains("/ lost 0 / doubled 0 /"),
-        "{line}\n{}\n{stderr}",
-        detail.join("\n")
+        "{line}\n{}\n{}",
+        run.detail,
+        run.stderr
     );
     assert!(
         line.contains(
             "histograms agree with the store and both replicas serve identical facts: yes"
         ),
-        "{line}\n{stderr}"
+        "{line}\n{}",
+        run.stderr
     );
-    assert!(out.status.success(), "{line}\n{stderr}");
+    assert!(run.success, "{line}\n{}", run.stderr);
 }

@@ -5,6 +5,7 @@
 pub mod binary;
 pub mod fault_run;
 pub mod proxy;
+pub mod soak;
 
 use std::sync::Arc;
 use std::time::Duration;
