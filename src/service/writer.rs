@@ -180,12 +180,12 @@ impl Writer {
             // store is stored first (behind what the spool holds), each wake once.
             if self.leadership.leading() != leading {
                 leading = !leading;
-                if leading {
+                if leading && self.leadership.replicated() {
                     let held = self.outbox.held.take();
                     tracing::info!(held = held.len(), "writing: this replica holds the Lease");
                     self.outbox
                         .push(held.into_iter().map(|w| Write::Wake(Box::new(w))).collect());
-                } else {
+                } else if !leading {
                     tracing::info!("not writing: another replica may hold the Lease");
                 }
             }
