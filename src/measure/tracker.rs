@@ -8,6 +8,7 @@ mod across;
 mod causes;
 mod follow;
 pub use follow::one_wake;
+pub use history::end_ms;
 mod history;
 mod lists;
 

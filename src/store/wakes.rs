@@ -7,6 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Store, StoreError, time_of, to_i64, to_u64};
+use crate::measure::tracker::end_ms;
 use scaling_facts_api::{PhaseDurations, Precision, WakeRecord};
 
 /// The columns of a [`WakeRecord`], in the order [`wake_of`] reads them.
@@ -208,14 +209,6 @@ pub fn same_wake_within_ms(precision: Precision) -> i64 {
         Precision::S => 2_000,
         Precision::Ms => 1_000,
     }
-}
-
-/// When a wake ended: serving, else its request plus its duration.
-fn end_ms(w: &WakeRecord) -> i64 {
-    w.serving_at.map_or_else(
-        || w.requested_at.timestamp_millis() + to_i64(w.duration_ms),
-        |t| t.timestamp_millis(),
-    )
 }
 
 fn wake_of(row: &AnyRow) -> Result<WakeRecord, StoreError> {

@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::history::end_ms;
 use super::{Tracker, rev_entry};
 use scaling_facts_api::{Precision, WakeRecord};
 
@@ -21,16 +22,10 @@ use scaling_facts_api::{Precision, WakeRecord};
 pub fn one_wake(a: &WakeRecord, b: &WakeRecord) -> bool {
     let coarse = a.precision == Precision::S || b.precision == Precision::S;
     let within = if coarse { 2_000 } else { 1_000 };
-    let end = |w: &WakeRecord| {
-        w.serving_at.map_or_else(
-            || w.requested_at.timestamp_millis() + w.duration_ms as i64,
-            |t| t.timestamp_millis(),
-        )
-    };
     a.revision_uid == b.revision_uid
         && a.kind == b.kind
         && (a.requested_at - b.requested_at).num_milliseconds().abs() <= within
-        && (end(a) - end(b)).abs() <= within
+        && (end_ms(a) - end_ms(b)).abs() <= within
 }
 
 impl Tracker {

@@ -35,7 +35,8 @@ use scaling_facts_api::{Precision, WakeRecord};
 const SAME_START_SECONDS: i64 = 1;
 const SAME_END_MS: i64 = 1_500;
 
-fn end_ms(w: &WakeRecord) -> i64 {
+/// When a wake ended: serving, else its request plus its duration.
+pub fn end_ms(w: &WakeRecord) -> i64 {
     w.serving_at.map_or_else(
         || w.requested_at.timestamp_millis() + w.duration_ms as i64,
         |t| t.timestamp_millis(),
