@@ -9,11 +9,10 @@ use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use scaling_facts_api::{
     Alive, AliveStatus, HealthReport, HealthStatus, HistoryCheck, HistoryStatus, KindCheck,
-    LeaseCheck, ReadyReport, ReplicaRole, StoreCheck, StoreStatus, WarmupOutcome, WatchCheck,
-    WritesCheck, WritesStatus, examples,
+    LeaseCheck, ReadyReport, StoreCheck, StoreStatus, WarmupOutcome, WatchCheck, WritesCheck,
+    WritesStatus, examples,
 };
 
-use crate::service::lead::Role;
 use crate::telemetry::components::HistoryState;
 
 /// Writes waiting this long without the queue emptying mean the store is not keeping up.
@@ -159,16 +158,9 @@ pub async fn health(State(state): State<AppState>, caller: Result<Caller, ApiErr
     };
     let lead = &state.leadership;
     let lease = LeaseCheck {
-        role: match lead.role() {
-            Role::Single => ReplicaRole::Single,
-            Role::Leader => ReplicaRole::Leader,
-            Role::Follower => ReplicaRole::Follower,
-        },
+        role: lead.role(),
         holder: lead.holder(),
-        renewed_ago_ms: lead
-            .renewed_age()
-            .filter(|_| lead.leading())
-            .map(|a| a.as_millis() as u64),
+        renewed_ago_ms: lead.renewed_age().map(|a| a.as_millis() as u64),
         held_wakes: state.metrics.wakes_held.get().max(0) as u64,
     };
     let body = HealthReport {
@@ -209,11 +201,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     state.metrics.releases_known.set(state.book.len() as i64);
     let lead = &state.leadership;
     state.metrics.leader.set(i64::from(lead.leading()));
-    state.metrics.lease_renewed_age.set(
-        lead.renewed_age()
-            .filter(|_| lead.leading())
-            .map_or(0.0, |a| a.as_secs_f64()),
-    );
+    state
+        .metrics
+        .lease_renewed_age
+        .set(lead.renewed_age().map_or(0.0, |a| a.as_secs_f64()));
     (
         [(
             header::CONTENT_TYPE,

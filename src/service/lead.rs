@@ -13,25 +13,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::watch::lease::Standing;
-
-/// A replica's role, as `/health` and the metrics show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// No Lease: the only replica.
-    Single,
-    Leader,
-    Follower,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Single => "single",
-            Self::Leader => "leader",
-            Self::Follower => "follower",
-        }
-    }
-}
+use scaling_facts_api::ReplicaRole;
 
 /// Whether this replica may write now; cheap to clone and to ask.
 #[derive(Debug, Clone)]
@@ -62,19 +44,21 @@ impl Leadership {
             .is_none_or(|s| s.borrow().leading(Instant::now()))
     }
 
-    pub fn role(&self) -> Role {
+    /// The role `/health` and the metrics show.
+    pub fn role(&self) -> ReplicaRole {
         match &self.standing {
-            None => Role::Single,
-            Some(_) if self.leading() => Role::Leader,
-            Some(_) => Role::Follower,
+            None => ReplicaRole::Single,
+            Some(_) if self.leading() => ReplicaRole::Leader,
+            Some(_) => ReplicaRole::Follower,
         }
     }
 
-    /// How long ago the last renewal that succeeded was sent, while this replica holds
-    /// the Lease (or held it until its deadline passed).
+    /// How long ago the last renewal that succeeded was sent, while this replica leads.
     pub fn renewed_age(&self) -> Option<Duration> {
         match *self.standing.as_ref()?.borrow() {
-            Standing::Leading { renewed, .. } => Some(renewed.elapsed()),
+            Standing::Leading { renewed, until } if Instant::now() < until => {
+                Some(renewed.elapsed())
+            }
             _ => None,
         }
     }
@@ -136,7 +120,7 @@ mod tests {
             until: now + Duration::from_millis(50),
         });
         let lead = Leadership::by_lease(rx);
-        assert_eq!(lead.role(), Role::Leader);
+        assert_eq!(lead.role(), ReplicaRole::Leader);
         let stopped = tokio::spawn({
             let lead = lead.clone();
             async move {
@@ -146,7 +130,7 @@ mod tests {
         });
         let stopped = stopped.await.unwrap();
         assert!(stopped >= now + Duration::from_millis(50));
-        assert_eq!(lead.role(), Role::Follower);
+        assert_eq!(lead.role(), ReplicaRole::Follower);
         assert!(Leadership::single().leading());
         drop(tx);
     }
