@@ -127,7 +127,10 @@ pub struct ServeConfig {
     #[arg(
         long,
         env = "SCALING_FACTS_ALLOW_ANONYMOUS_READS",
-        default_value_t = false
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
     )]
     pub allow_anonymous_reads: bool,
 
@@ -314,7 +317,7 @@ pub struct DemoConfig {
     )]
     pub duration_seconds: u64,
     /// Keep the simulator and the service up after the summary, until Ctrl-C.
-    #[arg(long, default_value_t = false)]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub keep_running: bool,
     /// Where the demo's service listens (a free port when taken).
     #[arg(
@@ -404,6 +407,42 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// A boolean flag is a bare switch and also takes a value, as README lists it.
+    #[test]
+    fn every_boolean_flag_takes_both_forms() {
+        let serve = |args: &[&str]| -> ServeConfig {
+            let argv = ["scaling-facts", "serve"].iter().chain(args);
+            match Cli::try_parse_from(argv).expect("parses").command {
+                Command::Serve(c) => *c,
+                _ => unreachable!("serve"),
+            }
+        };
+        let flags: [(&str, fn(&ServeConfig) -> bool, bool); 3] = [
+            (
+                "--allow-anonymous-reads",
+                |c| c.allow_anonymous_reads,
+                false,
+            ),
+            ("--apply-config", |c| c.act.apply_config, false),
+            ("--watch-kubernetes", |c| c.measure.watch_kubernetes, true),
+        ];
+        for (flag, get, default) in flags {
+            assert_eq!(get(&serve(&[])), default, "{flag} unset");
+            assert!(get(&serve(&[flag])), "{flag} bare");
+            for value in [true, false] {
+                let v = value.to_string();
+                assert_eq!(get(&serve(&[flag, &v])), value, "{flag} {v}");
+                assert_eq!(get(&serve(&[&format!("{flag}={v}")])), value, "{flag}={v}");
+            }
+            // A bare switch before another flag leaves that flag its own.
+            let c = serve(&[flag, "--listen-addr", "127.0.0.1:9"]);
+            assert!(
+                get(&c) && c.listen_addr.to_string() == "127.0.0.1:9",
+                "{flag}"
+            );
+        }
     }
 
     #[test]

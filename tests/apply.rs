@@ -127,6 +127,14 @@ async fn a_put_applies_the_annotations_and_knative_cuts_one_revision() {
         (applied.min_scale.as_str(), applied.retention.as_str()),
         ("1", "30s")
     );
+    // The answer that says applied shows the template as the apply left it.
+    assert_eq!(
+        (
+            view.template.min_scale.as_deref(),
+            view.template.retention.as_deref()
+        ),
+        (Some("1"), Some("30s"))
+    );
     let annotations = s.annotations().await;
     assert_eq!(
         (

@@ -16,7 +16,9 @@ pub struct ActConfig {
         long,
         env = "SCALING_FACTS_APPLY_CONFIG",
         default_value_t = false,
-        action = clap::ArgAction::Set
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
     )]
     pub apply_config: bool,
 

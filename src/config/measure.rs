@@ -10,7 +10,7 @@ use clap::Args;
 #[derive(Debug, Clone, Args)]
 pub struct MeasureConfig {
     /// Watch Kubernetes. Off only for running the API without a cluster.
-    #[arg(long, env = "SCALING_FACTS_WATCH_KUBERNETES", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, env = "SCALING_FACTS_WATCH_KUBERNETES", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub watch_kubernetes: bool,
 
     /// Kubeconfig to use; without it, the in-cluster config or the default kubeconfig.

@@ -216,10 +216,25 @@ pub async fn put_config(
     {
         // The first attempt, now, so the editor usually learns the outcome in the answer;
         // what fails for a passing reason is retried in the background.
-        if let Some(ApplyOutcome::Conflict(message)) =
-            applier.apply(&release, audit.id, desired).await?
-        {
-            return Err(ApiError::ApplyConflict { release, message });
+        match applier.apply(&release, audit.id, desired).await? {
+            Some(ApplyOutcome::Conflict(message)) => {
+                return Err(ApiError::ApplyConflict { release, message });
+            }
+            // The API server has just stored these on the template; the watch may not
+            // have brought that change yet, and the answer must not say `applied` beside
+            // the template as it was before.
+            Some(ApplyOutcome::Applied {
+                min_scale,
+                retention,
+            }) => {
+                let mut v = view(&state, &release).await?;
+                v.template = TemplateView {
+                    min_scale: Some(min_scale),
+                    retention: Some(retention),
+                };
+                return Ok(Json(v));
+            }
+            _ => {}
         }
     }
     Ok(Json(view(&state, &release).await?))

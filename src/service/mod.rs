@@ -194,6 +194,9 @@ impl Service {
         let addr = self.listener.local_addr()?;
         tracing::info!(%addr, backend = ?state.store.backend(), "serving");
         let (migrated_tx, mut migrated) = tokio::sync::watch::channel(false);
+        // The first prune waits for the tables: on a fresh database it would fail and
+        // wait a whole interval.
+        let prune_after = migrated.clone();
         let (loaded_tx, mut loaded) = tokio::sync::watch::channel(false);
         let replicated = state.leadership.replicated();
         // With a Lease, the writes a previous process left are the writer's to settle
@@ -369,6 +372,7 @@ impl Service {
         let pruning = tokio::spawn(retention::run(
             state.leadership.clone(),
             state.store.clone(),
+            prune_after,
             config.measure.retention(),
             config.measure.prune_interval(),
             shutdown.clone(),

@@ -31,15 +31,25 @@ pub async fn prune_once(
     })
 }
 
-/// Prunes every `every` until `shutdown`; a failed round is logged and tried again at the
-/// next one, since the store may just be down.
+/// Prunes every `every` until `shutdown`, the first time once `migrated` says the tables
+/// are there; a failed round is logged and tried again at the next one, since the store
+/// may just be down.
 pub async fn run(
     leadership: super::lead::Leadership,
     store: Store,
+    mut migrated: tokio::sync::watch::Receiver<bool>,
     keep: chrono::Duration,
     every: Duration,
     shutdown: CancellationToken,
 ) {
+    tokio::select! {
+        done = migrated.wait_for(|m| *m) => {
+            if done.is_err() {
+                return; // the migrations gave up: shutting down
+            }
+        }
+        () = shutdown.cancelled() => return,
+    }
     loop {
         // Only the writer prunes: a follower's statistics never see rows go.
         let pruned = if leadership.leading() {
