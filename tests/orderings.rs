@@ -38,6 +38,17 @@ enum Fault {
     /// The stream reconnects at `at` and replays the `gap` before it, late, repeating the
     /// last versions it had already sent.
     Resume { kind: usize, at: i64, gap: i64 },
+    /// The API server is down over a whole true wake (the `wake`-th, counted round): from
+    /// `before` ms before its request until `after` ms after its pods are deleted (or it
+    /// ended, when they are not). No watch relists: each resumes from its last version
+    /// `delays[k]` ms after the API is back, and receives everything written meanwhile at
+    /// once, late, in its own order, whichever kind comes back first.
+    Held {
+        wake: usize,
+        before: i64,
+        after: i64,
+        delays: [i64; 5],
+    },
     /// The service is down for `down` before `at`, then restarts.
     Restart { at: i64, down: i64 },
     /// A restart whose store answers only `after` the lists are in: the tracker measures
@@ -90,23 +101,31 @@ fn lag() -> impl Strategy<Value = i64> {
     prop_oneof![Just(0), Just(20), 0..300i64, 0..2_000i64]
 }
 
+/// How long after the API server is back a watch resumes: kube-rs' backoff retries every
+/// watch on its own schedule, up to about 12 s apart.
+fn held_delay() -> impl Strategy<Value = i64> {
+    prop_oneof![Just(0), 0..500i64, 0..12_000i64]
+}
+
 fn fault() -> impl Strategy<Value = Fault> {
     prop_oneof![
-        (0..5usize, 0..200_000i64, 100..1_500i64).prop_map(|(kind, at, gap)| Fault::Relist {
+        1 => (0..5usize, 0..200_000i64, 100..1_500i64).prop_map(|(kind, at, gap)| Fault::Relist {
             kind,
             at,
             gap
         }),
-        (0..5usize, 0..200_000i64, 100..1_500i64).prop_map(|(kind, at, gap)| Fault::Resume {
+        1 => (0..5usize, 0..200_000i64, 100..1_500i64).prop_map(|(kind, at, gap)| Fault::Resume {
             kind,
             at,
             gap
         }),
-        (0..200_000i64, 100..3_000i64).prop_map(|(at, gap)| Fault::Outage { at, gap }),
-        (0..200_000i64, 200..1_200i64).prop_map(|(at, down)| Fault::Restart { at, down }),
-        (0..200_000i64, 200..1_200i64, 0..20_000i64)
+        1 => (0..200_000i64, 100..3_000i64).prop_map(|(at, gap)| Fault::Outage { at, gap }),
+        1 => (0..200_000i64, 200..1_200i64).prop_map(|(at, down)| Fault::Restart { at, down }),
+        2 => (any::<usize>(), 0..3_000i64, 0..3_000i64, [held_delay(), held_delay(), held_delay(), held_delay(), held_delay()])
+            .prop_map(|(wake, before, after, delays)| Fault::Held { wake, before, after, delays }),
+        1 => (0..200_000i64, 200..1_200i64, 0..20_000i64)
             .prop_map(|(at, down, after)| { Fault::LateHistory { at, down, after } }),
-        (0..200_000i64, 200..1_200i64, 1..5usize)
+        1 => (0..200_000i64, 200..1_200i64, 1..5usize)
             .prop_map(|(at, down, listed)| Fault::MidListHistory { at, down, listed }),
     ]
 }

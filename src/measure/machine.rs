@@ -156,6 +156,16 @@ impl Wake {
     fn start_second(&self) -> i64 {
         self.queued.unwrap_or(self.requested.second())
     }
+
+    /// The earliest it can have begun: its request seen as it happened, else the start
+    /// of the second its evidence floor allows.
+    fn lower_bound(&self) -> DateTime<Utc> {
+        if self.requested.exact {
+            self.requested.wall
+        } else {
+            DateTime::from_timestamp(self.floor, 0).unwrap_or(self.requested.wall)
+        }
+    }
 }
 
 /// A rise or a fall of one stream, and whether it was streamed (ordered with the rest of
@@ -273,14 +283,25 @@ impl Machine {
                 if self.wake.is_none() && !owed {
                     quiet_falls[s] = Some(edge.at);
                 }
+                // A replayed fall its object dates before the open wake began (a catch-up
+                // burst arriving after a live rise) is an earlier wake's, not this one's end.
+                let before_open = self
+                    .wake
+                    .as_ref()
+                    .is_some_and(|w| !edge.at.exact && edge.at.wall < w.lower_bound());
                 let current = self
                     .wake
                     .as_ref()
+                    .filter(|_| !before_open)
                     .map(|w| w.id)
                     .or(self.last().map(|l| l.id));
                 self.fell_during[s] = if owed { claimed } else { current.unwrap_or(0) };
                 let during = self.wake.as_ref().map(|w| w.id) == Some(self.fell_during[s]);
-                if let Some(w) = self.wake.as_mut().filter(|_| during && !owed) {
+                if let Some(w) = self
+                    .wake
+                    .as_mut()
+                    .filter(|_| during && !owed && !before_open)
+                {
                     // A stream whose want a list showed, owed to no earlier wake: its
                     // fall is this wake's, and may be the first to end it.
                     w.first_fall.get_or_insert(edge.at);

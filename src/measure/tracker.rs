@@ -11,6 +11,7 @@ pub use follow::one_wake;
 pub use history::end_ms;
 mod history;
 mod lists;
+mod pending;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -59,6 +60,10 @@ struct Rev {
     /// a process killed now would continue from. Kept apart from the machine's, which
     /// can move between evaluations (a list, a restore), so every difference is written.
     stored_open: Option<Box<Underway>>,
+    /// Its objects' observations while its Revision is not in ([`pending`]). Boxed: most
+    /// revisions never have any.
+    #[allow(clippy::box_collection)]
+    pending: Option<Box<Vec<(Observation, Stamp)>>>,
 }
 
 impl Rev {
@@ -234,7 +239,11 @@ impl Tracker {
                 self.dirty.extend(keys);
                 return out;
             }
-            Observation::Revision(r) => self.revision_seen(r, stamp),
+            Observation::Revision(r) => {
+                let uid = self.revision_seen(r, stamp);
+                self.replay_pending(&uid, &mut out);
+                uid
+            }
             Observation::RevisionGone { uid } => {
                 if let Some(rev) = self.revisions.remove(uid.as_str()) {
                     if rev.stored_open.is_some() {
@@ -252,32 +261,13 @@ impl Tracker {
                 }
                 return out;
             }
-            Observation::Deployment { revision_uid, dep } => {
-                rev_entry(&mut self.revisions, &revision_uid)
-                    .machine
-                    .set_deployment(dep, stamp);
-                revision_uid
-            }
-            Observation::Autoscaler { revision_uid, pa } => {
-                let t = self.settings.thresholds;
-                rev_entry(&mut self.revisions, &revision_uid)
-                    .machine
-                    .set_pa(pa, stamp, &t);
-                revision_uid
-            }
-            Observation::Pod { revision_uid, pod } => {
-                let t = self.settings.thresholds;
-                rev_entry(&mut self.revisions, &revision_uid)
-                    .machine
-                    .set_pod(pod, stamp, &t);
-                revision_uid
-            }
-            Observation::PodGone { revision_uid, name } => {
-                if let Some(rev) = self.revisions.get_mut(revision_uid.as_str()) {
-                    rev.machine.remove_pod(&name);
-                }
-                revision_uid
-            }
+            obs @ (Observation::Deployment { .. }
+            | Observation::Autoscaler { .. }
+            | Observation::Pod { .. }
+            | Observation::PodGone { .. }) => match self.take_in(obs, stamp) {
+                Some(uid) => uid,
+                None => return out,
+            },
         };
         if self.synced && !self.defer(&uid, stamp) {
             self.evaluate(&uid, stamp, &mut out);

@@ -766,5 +766,35 @@ pub fn cases() -> Vec<Case> {
             }),
             ..case(1699184288639088889, vec![Replace, Replace], [0; 5], vec![])
         },
+        // An abort whose whole life fell inside an API outage, the watches resuming from
+        // their versions with the backlog: the PA's a millisecond after the others.
+        case(
+            0,
+            vec![Aborted],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 0,
+                before: 0,
+                after: 1943,
+                delays: [0, 0, 1, 0, 0],
+            }],
+        ),
+        // The Revision's watch back last, after a whole initial start and a live wake.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 9050112702288779000,
+                before: 1,
+                after: 0,
+                delays: [0, 7525, 0, 0, 0],
+            }],
+        },
     ]
 }

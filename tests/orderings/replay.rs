@@ -82,6 +82,28 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
             _ => {}
         }
     }
+    for f in &case.faults {
+        if let Fault::Held {
+            wake,
+            before,
+            after,
+            delays,
+        } = *f
+            && let Some((from, to)) = held_window(world, wake, before, after)
+        {
+            // Down from `from` until its own watch is back: whatever this stream had not
+            // delivered by then arrives at once, late, and as a replay.
+            let back = to + delays[k];
+            for item in out.iter_mut() {
+                if item.0 > from && item.1 <= back {
+                    item.0 = item.0.max(back);
+                    if let What::Obs(_, via) = &mut item.2 {
+                        *via = Via::Resumed;
+                    }
+                }
+            }
+        }
+    }
     // A stream is in order: sort by when it was sent, then nothing overtakes.
     out.sort_by_key(|(_, t, _)| *t);
     let mut last = i64::MIN;
@@ -90,6 +112,41 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
         last = item.0;
     }
     out
+}
+
+/// When the API server is down for a [`Fault::Held`]: from `before` ms before the true
+/// wake's request to `after` ms after its last pod was deleted (after it ended, when no
+/// pod of it was deleted before the next wake). None when the world has no wake.
+pub fn held_window(world: &World, wake: usize, before: i64, after: i64) -> Option<(i64, i64)> {
+    let n = world.truth.len();
+    let t = world.truth.get(wake.checked_rem(n)?)?;
+    let over = match t.outcome {
+        scaling_facts_api::Outcome::Failed => t.start + world::ACTIVATION_TIMEOUT_MS,
+        _ => t.end,
+    };
+    let next = world
+        .truth
+        .iter()
+        .map(|w| w.start)
+        .filter(|s| *s > t.start)
+        .min()
+        .unwrap_or(i64::MAX);
+    // Its pods: those of its revision written while it was underway.
+    let pods: Vec<&str> = world
+        .writes
+        .iter()
+        .filter(|w| w.kind == Kind::Pod && w.t >= t.start && w.t <= over)
+        .filter(|w| matches!(&w.obs, Some(Observation::Pod { revision_uid, .. }) if *revision_uid == t.revision_uid))
+        .map(|w| w.key.as_str())
+        .collect();
+    let deleted = world
+        .writes
+        .iter()
+        .filter(|w| w.kind == Kind::Pod && w.obs.is_none() && w.t < next)
+        .filter(|w| pods.contains(&w.key.as_str()))
+        .map(|w| w.t)
+        .max();
+    Some((t.start - before, deleted.unwrap_or(over).max(over) + after))
 }
 
 /// A small deterministic generator for lags, so that a case reproduces from its seed.

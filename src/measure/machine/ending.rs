@@ -31,8 +31,16 @@ impl Machine {
         let Some(mut w) = self.wake.take() else {
             return;
         };
+        // A `Queued` names this wake when it began with it: within the few seconds a live
+        // start may trail its PA, or, for a start its arrival does not date (a list, a
+        // catch-up burst), at any time since the revision was last known at rest.
+        let queued_from = if w.requested.exact {
+            w.requested.second() - 3
+        } else {
+            w.floor.min(w.requested.second() - 3)
+        };
         if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued())
-            && since.timestamp() >= w.requested.second() - 3
+            && since.timestamp() >= queued_from
             && self
                 .last()
                 .is_none_or(|l| since.timestamp() > l.start_second)

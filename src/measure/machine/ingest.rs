@@ -34,7 +34,9 @@ impl Machine {
             None if dep.generation == 1 && dep.replicas > 0 => self.born_at_scale = true,
             _ => {}
         }
-        if dep.replicas == 0 {
+        // A replayed event shows a past state, and a Deployment has no timestamp to say
+        // when: it was at zero then, not at its arrival. A list's state is current.
+        if dep.replicas == 0 && stamp.via != Via::Resumed {
             self.zero_seen[Stream::Deployment as usize] = Some(stamp.wall);
             self.saw_zero(stamp.wall.timestamp());
         }
@@ -76,10 +78,23 @@ impl Machine {
             .active
             .as_ref()
             .is_some_and(|c| c.reason_is("NoTraffic"));
-        if pa.desired() == Some(0) {
-            self.zero_seen[Stream::Autoscaler as usize] = Some(stamp.wall);
+        // At zero as of its arrival, or for a replayed event as of the condition that
+        // says so: the state it shows is a past one.
+        let zero_at = match stamp.via {
+            Via::Resumed => [pa.idle(), pa.timed_out()]
+                .into_iter()
+                .flatten()
+                .map(|(since, _)| since)
+                .max(),
+            _ => Some(stamp.wall),
+        };
+        if pa.desired() == Some(0)
+            && let Some(at) = zero_at
+        {
+            let seen = &mut self.zero_seen[Stream::Autoscaler as usize];
+            *seen = Some(seen.map_or(at, |s| s.max(at)));
             if idle {
-                self.saw_zero(stamp.wall.timestamp());
+                self.saw_zero(at.timestamp());
             }
         }
         self.pa = Some(pa);
