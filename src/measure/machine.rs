@@ -76,6 +76,9 @@ pub struct Ctx {
     pub activation_timeout: Duration,
     /// Its settings create the revision at zero (`initial-scale: 0`): no initial start.
     pub born_at_zero: bool,
+    /// A watch of the revision's objects is down: what it missed is still to come, so
+    /// no wake is judged aborted yet.
+    pub behind: bool,
 }
 
 /// How long an apparent abort waits for lagging watches (a pod turning ready, a stream
@@ -335,7 +338,12 @@ impl Machine {
                 _ => false,
             };
             let given_up = timed_out.is_some_and(|t| t > w.start_second());
-            let over = given_up || after_end;
+            // A Deployment rise replayed late has no date of its own: with no `Queued`
+            // newer than this wake's, it is this wake's rise, however it ended since.
+            let late_own = stream == Stream::Deployment
+                && !at.exact
+                && queued.is_none_or(|q| q <= w.start_second());
+            let over = (given_up || after_end) && !late_own;
             if self.claimed[s] != w.id && !over {
                 self.claimed[s] = w.id;
                 w.ending = None;

@@ -5,6 +5,7 @@
 //! the order the watchers delivered, so no lock is ever held across the measuring.
 
 mod across;
+mod behind;
 mod causes;
 mod follow;
 pub use follow::one_wake;
@@ -141,6 +142,8 @@ pub struct Tracker {
     deferred: BTreeSet<String>,
     /// Wake requests sent to declared dependencies, until their wakes begin.
     causes: causes::Causes,
+    /// The measuring watches that are down.
+    behind: behind::Behind,
 }
 
 /// What changed for the book since the last call.
@@ -166,8 +169,9 @@ impl Tracker {
         }
     }
 
-    fn ctx(&self, knobs: &Knobs) -> Ctx {
+    fn ctx(&self, knobs: &Knobs, now: Stamp) -> Ctx {
         Ctx {
+            behind: self.behind.any(now.mono),
             thresholds: self.settings.thresholds,
             activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
             born_at_zero: knobs.initial_replicas == 0,
@@ -315,7 +319,7 @@ impl Tracker {
             return;
         };
         let knobs = self.knobs(rev);
-        let ctx = self.ctx(&knobs);
+        let ctx = self.ctx(&knobs, stamp);
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
         let finished = rev.machine.evaluate(stamp, &ctx);
@@ -394,7 +398,7 @@ impl Tracker {
         let Some(rev) = self.revisions.get(o.revision_uid.as_str()) else {
             return false;
         };
-        let ctx = self.ctx(&self.knobs(rev));
+        let ctx = self.ctx(&self.knobs(rev), stamp);
         let rev = self
             .revisions
             .get_mut(o.revision_uid.as_str())

@@ -35,6 +35,21 @@ enum What {
     Start,
     /// Every kind of the first start has listed.
     Synced,
+    /// The stream's watch failed (the API server went away).
+    Down(Kind),
+    /// The stream's watch is back, its backlog delivered.
+    Back(Kind),
+}
+
+/// The watched kind as the watch layer names it.
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Service => "services",
+        Kind::Revision => "revisions",
+        Kind::Autoscaler => "podautoscalers",
+        Kind::Deployment => "deployments",
+        Kind::Pod => "pods",
+    }
 }
 
 /// One stream's deliveries, in stream order: (arrival, write time, what).
@@ -102,6 +117,9 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
                     }
                 }
             }
+            // The watch layer reports the failure, and the watch back once its burst is in.
+            out.push((from + 1, from, What::Down(kind)));
+            out.push((back, back, What::Back(kind)));
         }
     }
     // A stream is in order: sort by when it was sent, then nothing overtakes.
@@ -445,6 +463,18 @@ pub fn run(case: &Case) -> Ran {
                 let out = svc.tracker.merge_history(&[], &[], stamp);
                 svc.take(out, at);
                 svc.tracker.apply(cluster_settings(), stamp);
+            }
+            What::Down(kind) => {
+                trace(at, &format!("watch of {kind:?} down"));
+                svc.tracker
+                    .watch_down(kind_name(kind), svc.stamp(at, Via::Watched));
+            }
+            What::Back(kind) => {
+                trace(at, &format!("watch of {kind:?} back"));
+                let out = svc
+                    .tracker
+                    .watch_back(kind_name(kind), svc.stamp(at, Via::Watched));
+                svc.take(out, at);
             }
             What::Synced => {
                 trace(at, "every kind listed");

@@ -133,9 +133,12 @@ impl Machine {
             self.close_unserved(end, now, out);
             return self.settle_quiet(now, ctx, quiet_falls, out);
         }
+        // Knative's give-up says why only with the pods' word; while their watch (or
+        // another) is down, that word may still be coming.
         let timed_out = pa
             .and_then(|p| p.timed_out())
-            .filter(|(since, _)| since.timestamp() > w.start_second());
+            .filter(|(since, _)| since.timestamp() > w.start_second())
+            .filter(|_| !ctx.behind);
         // The pods Knative's timeout deletes still say why they never served, and so do
         // those gone before the PA's `TimedOut` arrived.
         if let Some(shown) = self
@@ -187,7 +190,7 @@ impl Machine {
             .reduce(At::earliest);
         let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
         let certain = w.certain_abort;
-        if !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE {
+        if ctx.behind || !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE {
             self.wake = Some(w);
             return;
         }

@@ -84,10 +84,11 @@ impl Machine {
         }
         // A wake known only by its trace waits the abort's grace for a pod of it in a
         // later list, which would date it better.
-        if self
-            .unseen
-            .as_ref()
-            .is_some_and(|u| now.mono.saturating_duration_since(u.noticed) >= ABORT_GRACE)
+        if !ctx.behind
+            && self
+                .unseen
+                .as_ref()
+                .is_some_and(|u| now.mono.saturating_duration_since(u.noticed) >= ABORT_GRACE)
         {
             return self.record_unseen(now, ctx, out);
         }

@@ -100,6 +100,8 @@ pub enum Fed {
     Synced(Stamp),
     ListBegins(&'static str),
     ListEnds(&'static str, Stamp),
+    Down(&'static str, Stamp),
+    Back(&'static str, Stamp),
     /// A declared dependency's wake request: (dependency, parent, sent at).
     Caused(String, String, chrono::DateTime<chrono::Utc>),
 }
@@ -158,6 +160,11 @@ impl Tracker {
                     Output::default()
                 }
                 Fed::ListEnds(kind, s) => fresh.list_ends(kind, s),
+                Fed::Down(kind, s) => {
+                    fresh.watch_down(kind, s);
+                    Output::default()
+                }
+                Fed::Back(kind, s) => fresh.watch_back(kind, s),
                 Fed::Caused(dependency, parent, at) => {
                     fresh.note_dependency_wake(&dependency, &parent, at);
                     Output::default()

@@ -1,0 +1,73 @@
+//! Which of the watches that measure revisions are down, so that no wake is judged over
+//! while evidence that would say otherwise is known to be on its way.
+//!
+//! After an API-server outage each watch resumes from its last version on its own backoff,
+//! and its backlog arrives whole, late, seconds apart from the others': the Deployment's
+//! fall of a wake may come long before the pods that served it. The abort grace covers
+//! watches that lag; a watch that failed and has not come back is lagging by definition.
+//! So while one is down, a wake whose streams all want zero is not yet recorded as
+//! aborted, nor a wake known only by its trace; once every watch is back (its backlog in,
+//! or its relist complete) they are judged with everything the cluster had to say.
+//! A watch down for longer than [`MAX_BEHIND`] no longer holds anything: a cluster that
+//! cannot be read about one kind must not keep wakes open forever.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Output, Tracker, history};
+use crate::measure::observe::Stamp;
+
+/// How long a watch that failed holds the judging of wakes back.
+pub const MAX_BEHIND: Duration = Duration::from_secs(120);
+
+/// The kinds whose evidence decides a wake: their watches hold judgement while down.
+const MEASURED: [&str; 4] = ["revisions", "podautoscalers", "deployments", "pods"];
+
+#[derive(Debug, Default)]
+pub struct Behind {
+    /// Each kind down, since when.
+    down: BTreeMap<&'static str, Instant>,
+}
+
+impl Behind {
+    /// Whether some watch that measures revisions is down at `now` (and not for too long).
+    pub fn any(&self, now: Instant) -> bool {
+        self.down
+            .values()
+            .any(|since| now.saturating_duration_since(*since) < MAX_BEHIND)
+    }
+}
+
+impl Tracker {
+    /// The watch of `kind` failed: what it would have shown is on its way.
+    pub fn watch_down(&mut self, kind: &'static str, stamp: Stamp) {
+        self.remember(|| history::Fed::Down(kind, stamp));
+        if MEASURED.contains(&kind) {
+            self.behind.down.entry(kind).or_insert(stamp.mono);
+        }
+    }
+
+    /// The watch of `kind` is back with its backlog (or its relist is complete). Once no
+    /// watch is down, the wakes held back are judged.
+    pub fn watch_back(&mut self, kind: &'static str, stamp: Stamp) -> Output {
+        self.remember(|| history::Fed::Back(kind, stamp));
+        let mut out = Output::default();
+        if self.behind.down.remove(kind).is_none() || !self.behind.down.is_empty() {
+            return out;
+        }
+        if !self.synced {
+            return out;
+        }
+        let waking: Vec<Arc<str>> = self
+            .revisions
+            .iter()
+            .filter(|(_, r)| r.machine.waking())
+            .map(|(uid, _)| uid.clone())
+            .collect();
+        for uid in waking {
+            self.evaluate(&uid, stamp, &mut out);
+        }
+        out
+    }
+}
