@@ -29,6 +29,7 @@ pub mod dating;
 mod ending;
 mod evidence;
 mod ingest;
+mod judging;
 mod restore;
 mod summary;
 mod unseen;
@@ -153,6 +154,8 @@ struct Wake {
     /// The last reason its pods showed for not serving (a crash loop, a pull error, no
     /// node): why Knative gave up, when its `TimedOut` arrives after the pods are gone.
     trouble: Option<Failure>,
+    /// What opened it: its request, were it a wake rather than the initial start.
+    opened: At,
 }
 
 impl Wake {
@@ -243,6 +246,10 @@ pub struct Machine {
     created: Option<DateTime<Utc>>,
     /// The revision's creation, seen as it happened.
     created_live: Option<Box<At>>,
+    /// A wake that ended while a watch was down, waiting for its verdict ([`judging`]).
+    unjudged: Option<Box<judging::Unjudged>>,
+    /// A watch of the revision's objects is down (as of the last evaluation).
+    behind: bool,
 }
 
 impl Machine {
@@ -260,6 +267,7 @@ impl Machine {
     /// Applies what is known at `now`; returns every wake that ended, in order.
     pub fn evaluate(&mut self, now: Stamp, ctx: &Ctx) -> Vec<Finished> {
         let mut out = Vec::new();
+        self.behind = ctx.behind;
         if ctx.born_at_zero {
             self.born_at_zero = true;
             self.saw_zero(now.wall.timestamp());
@@ -319,7 +327,9 @@ impl Machine {
                 }
             }
         }
+        self.judge(&mut out);
         self.settle(now, ctx, quiet_falls, &mut out);
+        self.judge(&mut out);
         out
     }
 
@@ -427,6 +437,7 @@ impl Machine {
             certain_abort: false,
             pod_seen: None,
             superseded: None,
+            opened: at,
             after,
             pa_served: None,
             trouble: None,

@@ -797,10 +797,58 @@ pub fn cases() -> Vec<Case> {
             }],
         },
         // A live wake whose Deployment fall came back 2.5 s before the pods that served it.
-        Case {seed:0,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![Served,Served,Served,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:5004170411657192841,before:0,after:0,delays:[0,0,2675,0,2500,],},],},
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, Served, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 5004170411657192841,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 2675, 0, 2500],
+            }],
+        },
         // A failure wholly inside an outage: the PA's `TimedOut` back before the pods that
         // say why, and the Deployment's rise for it back after both.
-        Case {seed:115885994595807187,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![FailedUnschedulable,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:9194318175064550011,before:0,after:0,delays:[0,0,0,0,0,],},],},
+        Case {
+            seed: 115885994595807187,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedUnschedulable, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 9194318175064550011,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 0, 0, 0],
+            }],
+        },
+        // An initial start inside an outage, ended by the next wake's live rise before the
+        // PA and the pods that show it served came back.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedTimedOut],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 0,
+                before: 1,
+                after: 0,
+                delays: [0, 0, 1944, 0, 1972],
+            }],
+        },
         // TEMP
         case(0, vec![], [0; 5], vec![]),
     ]

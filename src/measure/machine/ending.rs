@@ -276,7 +276,8 @@ impl Machine {
             (None, _) if !w.evidence => None,
             (None, o) => Some(o.unwrap_or(Outcome::Aborted)),
         };
-        if let Some(outcome) = outcome {
+        let held = outcome != Some(Outcome::Served) && self.hold_verdict(&w, end, out);
+        if let Some(outcome) = outcome.filter(|_| !held) {
             let phases = self.phases(&w);
             out.extend(self.finish(&w, outcome, end, None, phases));
             if outcome == Outcome::Served {

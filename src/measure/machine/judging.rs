@@ -1,0 +1,99 @@
+//! A wake that ended while a watch was down, kept from its verdict until every watch is
+//! back.
+//!
+//! A wake ends when its streams fall, or when the next one begins; whether it served is
+//! told by its pods turning ready or the PA turning `Active`. After an outage each watch
+//! brings its backlog back on its own schedule, so the Deployment's fall, or the next
+//! wake's live rise, can end a wake before the pods or the PA that say it served have
+//! arrived. Such a wake is not recorded as aborted then: it waits here, and every later
+//! evaluation looks for serving evidence dated inside it (a pod created by its end that
+//! turned ready by the end's second, the PA `Active` since a second inside it). Found, it
+//! is recorded as served at that evidence, to the second; once no watch is down and none
+//! was found, it gets the verdict it would have had at once.
+
+use scaling_facts_api::{Outcome, WakeKind};
+
+use super::dating::At;
+use super::{Finished, Machine, Wake};
+
+/// A wake ended with no verdict yet.
+#[derive(Debug, Clone)]
+pub struct Unjudged {
+    pub wake: Box<Wake>,
+    pub end: At,
+}
+
+impl Machine {
+    /// Whether `w`, ending unserved at `end`, must wait for its verdict: a watch is down.
+    pub(super) fn hold_verdict(&mut self, w: &Wake, end: At, out: &mut Vec<Finished>) -> bool {
+        if !self.behind || w.failed.is_some() {
+            return false;
+        }
+        // One waits at a time: an earlier one gets the verdict the evidence in gives.
+        if let Some(prev) = self.unjudged.take() {
+            if prev.wake.evidence {
+                let phases = self.phases(&prev.wake);
+                out.extend(self.finish(&prev.wake, Outcome::Aborted, prev.end, None, phases));
+            }
+        }
+        self.unjudged = Some(Box::new(Unjudged {
+            wake: Box::new(w.clone()),
+            end,
+        }));
+        true
+    }
+
+    /// Judges the wake waiting for its verdict, if the evidence is in.
+    pub(super) fn judge(&mut self, out: &mut Vec<Finished>) {
+        let Some(u) = self.unjudged.as_deref() else {
+            return;
+        };
+        let (floor, end) = (u.wake.floor, u.end.second());
+        let pod = self
+            .pods
+            .iter()
+            .filter(|p| !p.accounted && (floor..=end).contains(&p.created_second()))
+            .filter_map(|p| p.ready)
+            .filter(|r| r.second() <= end + 1)
+            .reduce(At::earliest);
+        let pa = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.active())
+            .filter(|(since, _)| (floor..=end).contains(&since.timestamp()))
+            .map(|(_, at)| at);
+        let served = [pod, pa].into_iter().flatten().reduce(At::earliest);
+        if served.is_none() && self.behind {
+            return;
+        }
+        let u = self.unjudged.take().expect("looked at above");
+        match served {
+            Some(at) => {
+                let phases = self.phases(&u.wake);
+                out.extend(self.finish(&u.wake, Outcome::Served, at, None, phases));
+                self.account_serving();
+                self.served_before = true;
+                self.failure = None;
+                self.last_recorded_serving = Some(at.wall);
+                if let Some(l) = self.last.as_deref_mut().filter(|l| l.id == u.wake.id) {
+                    l.served = true;
+                }
+                // What began after a start that served is a wake, not the initial start.
+                if let Some(w) = self.wake.as_mut().filter(|w| w.kind == WakeKind::Initial) {
+                    w.kind = WakeKind::Wake;
+                    w.requested = w.opened;
+                }
+                // The wake open now began after this one ended: pods made before are not its.
+                let ended = u.end.second();
+                if let Some(w) = self.wake.as_mut() {
+                    w.floor = w.floor.max(ended.min(w.requested.second() - 1));
+                }
+            }
+            None if u.wake.evidence => {
+                let phases = self.phases(&u.wake);
+                out.extend(self.finish(&u.wake, Outcome::Aborted, u.end, None, phases));
+            }
+            None => {}
+        }
+    }
+}
