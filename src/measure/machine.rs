@@ -296,10 +296,17 @@ impl Machine {
                 }
                 // A replayed fall its object dates before the open wake began (a catch-up
                 // burst arriving after a live rise) is an earlier wake's, not this one's end.
-                let before_open = self
-                    .wake
-                    .as_ref()
-                    .is_some_and(|w| !edge.at.exact && edge.at.wall < w.lower_bound());
+                // So is a replayed Deployment fall, which has no date of its own, while the
+                // PA, which rose for the open wake, still wants pods for it: the PA's own
+                // ordered stream would have shown this wake's end first.
+                let pa_holds = |w: &Wake| {
+                    edge.stream == Stream::Deployment
+                        && self.claimed[Stream::Autoscaler as usize] == w.id
+                        && self.stream_wants(Stream::Autoscaler)
+                };
+                let before_open = self.wake.as_ref().is_some_and(|w| {
+                    !edge.at.exact && (edge.at.wall < w.lower_bound() || pa_holds(w))
+                });
                 let current = self
                     .wake
                     .as_ref()
@@ -317,7 +324,11 @@ impl Machine {
                     // fall is this wake's, and may be the first to end it.
                     w.first_fall.get_or_insert(edge.at);
                 }
-                if let Some(w) = self.wake.as_mut().filter(|w| claimed == w.id) {
+                if let Some(w) = self
+                    .wake
+                    .as_mut()
+                    .filter(|w| claimed == w.id && !before_open)
+                {
                     w.fell[s] = true;
                     w.first_fall.get_or_insert(edge.at);
                     // The PA's own stream showed this wake rise and fall with no
