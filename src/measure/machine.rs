@@ -182,6 +182,9 @@ struct Edge {
     rise: bool,
     at: At,
     streamed: bool,
+    /// For a fall, the second the want it ends began, when the stream says (the PA's
+    /// `Queued` or `Active` transition before it).
+    period: Option<i64>,
 }
 
 /// The last wake that ended, to tell its late evidence from a new wake.
@@ -305,7 +308,9 @@ impl Machine {
                         && self.stream_wants(Stream::Autoscaler)
                 };
                 let before_open = self.wake.as_ref().is_some_and(|w| {
-                    !edge.at.exact && (edge.at.wall < w.lower_bound() || pa_holds(w))
+                    let lower = w.lower_bound();
+                    let began_before = edge.period.is_some_and(|p| p < lower.timestamp());
+                    !edge.at.exact && (edge.at.wall < lower || began_before || pa_holds(w))
                 });
                 let current = self
                     .wake

@@ -53,6 +53,11 @@ impl Machine {
         }
         let mut pa = self.pa.take().unwrap_or_default();
         let before = pa.desired();
+        // When the want that may now fall began, by the PA's own word.
+        let period = pa
+            .queued()
+            .or(pa.active())
+            .map(|(since, _)| since.timestamp());
         let ended_before = [pa.idle(), pa.timed_out()].map(|c| c.map(|(since, _)| since));
         pa.update(snap, stamp, t);
         match (before, pa.desired()) {
@@ -69,6 +74,9 @@ impl Machine {
                     .find_map(|(c, before)| c.filter(|(since, _)| Some(*since) != before))
                     .map_or(At::arrival(stamp), |(_, at)| at);
                 self.edge(Stream::Autoscaler, false, at, stamp);
+                if let Some(e) = self.edges.last_mut() {
+                    e.period = period;
+                }
             }
             (Some(0), Some(0)) => self.missed_pa_wake(&pa, ended_before[0], stamp),
             _ => {}
@@ -172,6 +180,7 @@ impl Machine {
             rise,
             at,
             streamed: stamp.via != Via::Listed,
+            period: None,
         });
     }
 }
