@@ -856,6 +856,6 @@ pub fn cases() -> Vec<Case> {
         // of the next wake had opened it.
         Case {seed:0,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![Aborted,Served,Served,Served,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:13008921225796018890,before:0,after:0,delays:[0,0,1972,1943,0,],},],},
         // TEMP
-        case(0, vec![], [0; 5], vec![]),
+        Case {seed:0,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![FailedPull,Served,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:10239936277872502941,before:0,after:0,delays:[0,0,0,0,3141,],},],},
     ]
 }

@@ -210,7 +210,9 @@ impl Machine {
             self.wake = Some(w);
             return self.close(Some(Outcome::Served), at, now, out);
         }
-        if w.failed.is_none() && end.wall >= w.deadline_at {
+        // While a watch is down, the pods that say why Knative gave up may still be
+        // coming: the verdict waits ([`super::judging`]).
+        if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind {
             let end = end.shifted(w.deadline_at);
             let phases = self.phases(&w);
             let f = gave_up();

@@ -14,6 +14,7 @@
 use scaling_facts_api::{Outcome, WakeKind};
 
 use super::dating::At;
+use super::evidence::{failure, gave_up, why_not_serving};
 use super::{Finished, Machine, Wake};
 
 /// A wake ended with no verdict yet.
@@ -45,10 +46,19 @@ impl Machine {
 
     /// Judges the wake waiting for its verdict, if the evidence is in.
     pub(super) fn judge(&mut self, out: &mut Vec<Finished>) {
-        let Some(u) = self.unjudged.as_deref() else {
+        let Some(u) = self.unjudged.as_deref_mut() else {
             return;
         };
         let (floor, end) = (u.wake.floor, u.end.second());
+        // Why its pods did not serve, as the latest of them says: the reason of a failure.
+        if let Some(shown) = self
+            .pods
+            .iter()
+            .filter(|p| (floor..=end).contains(&p.created_second()))
+            .find_map(|p| why_not_serving(&p.snap))
+        {
+            u.wake.trouble = Some(failure(shown));
+        }
         let pod = self
             .pods
             .iter()
@@ -88,6 +98,14 @@ impl Machine {
                 if let Some(w) = self.wake.as_mut() {
                     w.floor = w.floor.max(ended.min(w.requested.second() - 1));
                 }
+            }
+            // Knative gave up on it: failed, for the reason its pods gave.
+            None if u.end.wall >= u.wake.deadline_at => {
+                let end = u.end.shifted(u.wake.deadline_at);
+                let f = u.wake.trouble.clone().unwrap_or_else(gave_up);
+                let phases = self.phases(&u.wake);
+                out.extend(self.finish(&u.wake, Outcome::Failed, end, Some(f.clone()), phases));
+                self.failure = Some(Box::new(f));
             }
             None if u.wake.evidence => {
                 let phases = self.phases(&u.wake);
