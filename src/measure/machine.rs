@@ -307,18 +307,26 @@ impl Machine {
                         && self.claimed[Stream::Autoscaler as usize] == w.id
                         && self.stream_wants(Stream::Autoscaler)
                 };
+                let began_before = |lower: i64| {
+                    !edge.at.exact
+                        && (edge.at.second() < lower || edge.period.is_some_and(|p| p < lower))
+                };
                 let before_open = self.wake.as_ref().is_some_and(|w| {
-                    let lower = w.lower_bound();
-                    let began_before = edge.period.is_some_and(|p| p < lower.timestamp());
-                    !edge.at.exact && (edge.at.wall < lower || began_before || pa_holds(w))
+                    began_before(w.lower_bound().timestamp()) || !edge.at.exact && pa_holds(w)
                 });
+                // With none open, one dated before the last wake began is older still.
+                let before_last = self.wake.is_none()
+                    && self.last().is_some_and(|l| began_before(l.start_second));
                 let current = self
                     .wake
                     .as_ref()
-                    .filter(|_| !before_open)
                     .map(|w| w.id)
                     .or(self.last().map(|l| l.id));
-                self.fell_during[s] = if owed { claimed } else { current.unwrap_or(0) };
+                self.fell_during[s] = if owed || before_open || before_last {
+                    claimed
+                } else {
+                    current.unwrap_or(0)
+                };
                 let during = self.wake.as_ref().map(|w| w.id) == Some(self.fell_during[s]);
                 if let Some(w) = self
                     .wake
@@ -355,6 +363,21 @@ impl Machine {
         let pa = self.pa.as_ref();
         let queued = pa.and_then(|p| p.queued()).map(|q| q.0.timestamp());
         let timed_out = pa.and_then(|p| p.timed_out()).map(|t| t.0.timestamp());
+        // A rise its object dates (replayed, or listed) more than a second before the open
+        // wake, or the last, began is an older wake's, arriving late: it neither joins
+        // nor starts one. (A second for the spread of one reconcile's stamps.)
+        let begun = self
+            .wake
+            .as_ref()
+            .map(|w| w.lower_bound().timestamp())
+            .or(self.last().map(|l| l.start_second));
+        if stream == Stream::Autoscaler
+            && !at.exact
+            && queued.is_some()
+            && begun.is_some_and(|b| at.second() < b - 1)
+        {
+            return;
+        }
         if let Some(w) = self.wake.as_mut() {
             // A stream that had not risen for this wake joins it, unless the wake was
             // over already: Knative gave up on it, or the PA queued anew after it ended.

@@ -851,11 +851,56 @@ pub fn cases() -> Vec<Case> {
         },
         // A live wake while the Deployment's backlog, an older wake's rise and fall and
         // this one's rise, was still to come.
-        Case {seed:10356236416756070092,first_start:None,born_at_zero:true,initial_scale:1,deployment_first:None,quick:true,episodes:vec![Aborted,Served,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:2022136538716311111,before:0,after:0,delays:[0,0,0,3284,0,],},],},
+        Case {
+            seed: 10356236416756070092,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Aborted, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 2022136538716311111,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 0, 3284, 0],
+            }],
+        },
         // The PA's backlog, an earlier wake's serving and fall, after the Deployment's rise
         // of the next wake had opened it.
-        Case {seed:0,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![Aborted,Served,Served,Served,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:13008921225796018890,before:0,after:0,delays:[0,0,1972,1943,0,],},],},
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Aborted, Served, Served, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 13008921225796018890,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 1972, 1943, 0],
+            }],
+        },
         // TEMP
-        Case {seed:0,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![FailedPull,Served,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:10239936277872502941,before:0,after:0,delays:[0,0,0,0,3141,],},],},
+        Case {
+            seed: 11793100231430967522,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedPull, FailedTimedOut, Served, Served],
+            lag: [0, 0, 0, 23, 0],
+            faults: vec![Fault::Held {
+                wake: 3607185101282856641,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 9275, 0, 0],
+            }],
+        },
     ]
 }

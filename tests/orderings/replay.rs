@@ -347,6 +347,11 @@ pub fn run(case: &Case) -> Ran {
     for kind in KINDS {
         let k = kind as usize;
         for (arrival, t, what) in stream(&world, kind, case, &mut rng) {
+            // A watch fails when its connection breaks, whatever it had in flight.
+            if let What::Down(_) = what {
+                all.push((t + 1, k, t, what));
+                continue;
+            }
             if listed_at(k).is_some_and(|l| t <= l) {
                 continue;
             }

@@ -22,6 +22,8 @@ use super::{Finished, Machine, Wake};
 pub struct Unjudged {
     pub wake: Box<Wake>,
     pub end: At,
+    /// The PA's `TimedOut` within it, as it went by: Knative gave up on it.
+    pub gave_up: Option<At>,
 }
 
 impl Machine {
@@ -40,6 +42,7 @@ impl Machine {
         self.unjudged = Some(Box::new(Unjudged {
             wake: Box::new(w.clone()),
             end,
+            gave_up: None,
         }));
         true
     }
@@ -59,6 +62,14 @@ impl Machine {
         {
             u.wake.trouble = Some(failure(shown));
         }
+        if let Some((_, at)) = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.timed_out())
+            .filter(|(since, _)| (floor + 1..=end + 1).contains(&since.timestamp()))
+        {
+            u.gave_up.get_or_insert(at);
+        }
         let pod = self
             .pods
             .iter()
@@ -77,6 +88,7 @@ impl Machine {
             return;
         }
         let u = self.unjudged.take().expect("looked at above");
+        let gave_up_at = u.gave_up;
         match served {
             Some(at) => {
                 let phases = self.phases(&u.wake);
@@ -99,9 +111,10 @@ impl Machine {
                     w.floor = w.floor.max(ended.min(w.requested.second() - 1));
                 }
             }
-            // Knative gave up on it: failed, for the reason its pods gave.
-            None if u.end.wall >= u.wake.deadline_at => {
-                let end = u.end.shifted(u.wake.deadline_at);
+            // Knative gave up on it (its deadline passed, or the PA says `TimedOut` within
+            // it): failed, for the reason its pods gave.
+            None if u.end.wall >= u.wake.deadline_at || gave_up_at.is_some() => {
+                let end = gave_up_at.unwrap_or_else(|| u.end.shifted(u.wake.deadline_at));
                 let f = u.wake.trouble.clone().unwrap_or_else(gave_up);
                 let phases = self.phases(&u.wake);
                 out.extend(self.finish(&u.wake, Outcome::Failed, end, Some(f.clone()), phases));
