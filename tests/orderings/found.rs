@@ -886,21 +886,6 @@ pub fn cases() -> Vec<Case> {
             }],
         },
         // TEMP
-        Case {
-            seed: 11793100231430967522,
-            first_start: None,
-            born_at_zero: true,
-            initial_scale: 1,
-            deployment_first: Some(true),
-            quick: false,
-            episodes: vec![FailedPull, FailedTimedOut, Served, Served],
-            lag: [0, 0, 0, 23, 0],
-            faults: vec![Fault::Held {
-                wake: 3607185101282856641,
-                before: 0,
-                after: 0,
-                delays: [0, 0, 9275, 0, 0],
-            }],
-        },
+        Case {seed:346707593517075837,first_start:None,born_at_zero:false,initial_scale:1,deployment_first:None,quick:false,episodes:vec![Aborted,Served,],lag:[0,0,0,0,0,],faults:vec![Fault::Held {wake:12757442555486069007,before:0,after:0,delays:[0,0,9145,6001,0,],},],},
     ]
 }

@@ -188,6 +188,11 @@ impl Machine {
             .into_iter()
             .flatten()
             .reduce(At::earliest);
+        // The earliest of what dates it: a PA's `NoTraffic` that arrives after an undated
+        // fall (a replayed Deployment's) bounds the end better.
+        if let (Some(e), Some(f)) = (w.ending, first) {
+            w.ending = Some(e.earliest(f));
+        }
         let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
         let certain = w.certain_abort;
         if ctx.behind || !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE {

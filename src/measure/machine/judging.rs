@@ -62,6 +62,15 @@ impl Machine {
         {
             u.wake.trouble = Some(failure(shown));
         }
+        // The PA's `NoTraffic` within it dates its end better than an undated fall.
+        if let Some((_, at)) = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.idle())
+            .filter(|(since, _)| (u.wake.start_second() + 1..=end).contains(&since.timestamp()))
+        {
+            u.end = u.end.earliest(at);
+        }
         if let Some((_, at)) = self
             .pa
             .as_ref()
