@@ -149,14 +149,25 @@ impl Machine {
 
     /// The wake underway, unless it was already recorded as failed.
     pub fn open_wake(&self) -> Option<Underway> {
-        let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
+        if let Some(w) = self.wake.as_ref().filter(|w| w.failed.is_none()) {
+            return Some(Underway {
+                kind: w.kind,
+                requested_at: w.requested.wall,
+                start_second: w.start_second(),
+                // A stream's fall, not the machine's `ending`, which may be a stream that
+                // has not shown its rise yet.
+                ended_at: w.first_fall.map(|f| f.wall),
+            });
+        }
+        // A wake that ended while a watch was down is still to be recorded: a process
+        // killed now continues it, ended, from the store. (With a newer wake open, that
+        // one holds the revision's one row.)
+        let u = self.unjudged.as_deref()?;
         Some(Underway {
-            kind: w.kind,
-            requested_at: w.requested.wall,
-            start_second: w.start_second(),
-            // A stream's fall, not the machine's `ending`, which may be a stream that has
-            // not shown its rise yet.
-            ended_at: w.first_fall.map(|f| f.wall),
+            kind: u.wake.kind,
+            requested_at: u.wake.requested.wall,
+            start_second: u.wake.start_second(),
+            ended_at: Some(u.end.wall),
         })
     }
 }

@@ -21,8 +21,10 @@ use crate::measure::observe::Stamp;
 /// How long a watch that failed holds the judging of wakes back.
 pub const MAX_BEHIND: Duration = Duration::from_secs(120);
 
-/// The kinds whose evidence decides a wake: their watches hold judgement while down.
-const MEASURED: [&str; 4] = ["revisions", "podautoscalers", "deployments", "pods"];
+/// The kinds whose evidence says how a wake ended (a pod ready or failing, the PA active
+/// or given up): their watches hold judgement while down. A Deployment says only that
+/// pods are wanted, and a revision's objects wait for its Revision anyway.
+const MEASURED: [&str; 2] = ["podautoscalers", "pods"];
 
 #[derive(Debug, Default)]
 pub struct Behind {
