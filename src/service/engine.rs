@@ -163,12 +163,15 @@ impl Engine {
                         // derived once for what was queued, not after every event.
                         // It ends where the lists are in, so that measuring begins
                         // (below) before the next observation, as it would unqueued.
+                        // Nothing is taken from the queue that is not measured: the next
+                        // item is asked for only while the burst has room for it.
                         let mut feed = Some(first);
-                        for _ in 0..BURST {
-                            let Some(f) = feed.take() else { break };
+                        let mut taken = 0;
+                        while let Some(f) = feed.take() {
                             let out = self.on_feed(f, &mut tracker, &mut kinds);
                             self.write(out);
-                            if kinds.lists_in && !tracker.is_synced() {
+                            taken += 1;
+                            if taken == BURST || kinds.lists_in && !tracker.is_synced() {
                                 break;
                             }
                             feed = rx.try_recv().ok();
