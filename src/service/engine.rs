@@ -260,7 +260,13 @@ impl Engine {
                     tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
                     self.book.watch_heard(Utc::now());
                 }
-                tracker.list_ends(kind, Stamp::now(Via::Listed))
+                let out = tracker.list_ends(kind, Stamp::now(Via::Listed));
+                let back = tracker.watch_back(kind, Stamp::now(Via::Watched));
+                merge(out, back)
+            }
+            Feed::Back(kind) => {
+                tracing::debug!(kind, "watch back with what it missed");
+                tracker.watch_back(kind, Stamp::now(Via::Watched))
             }
             Feed::Failed(kind) => {
                 tracing::trace!(kind, "watch failed");
@@ -276,6 +282,8 @@ impl Engine {
                     })
                     .inc();
                 self.book.watch_lost();
+                // What it would have shown is on its way: no wake is judged over meanwhile.
+                tracker.watch_down(kind, Stamp::now(Via::Watched));
                 // A list cut short is evaluated with what it brought.
                 tracker.list_ends(kind, Stamp::now(Via::Listed))
             }
@@ -417,4 +425,12 @@ impl Engine {
             );
         }
     }
+}
+
+/// Two steps' outputs as one, in order.
+fn merge(mut a: Output, b: Output) -> Output {
+    a.wakes.extend(b.wakes);
+    a.open.extend(b.open);
+    a.retracted.extend(b.retracted);
+    a
 }

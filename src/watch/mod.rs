@@ -59,6 +59,8 @@ pub enum Feed {
     Listed(&'static str),
     /// A watcher hit an error; its backoff retries.
     Failed(&'static str),
+    /// A watcher that failed is watching again, and what it missed has arrived.
+    Back(&'static str),
 }
 
 /// The Knative ConfigMaps read, each by its own watch: a watch narrowed by a field
@@ -306,13 +308,31 @@ async fn run<K, F>(
     let mut stream = watcher::watcher(api, config).default_backoff().boxed();
     let mut seen = seen::Seen::default();
     let mut failures: u64 = 0;
-    let mut replay = Replay::new(kind, starts);
+    let mut replay = Replay::new(kind, starts.clone());
+    // Since when the watch is down, and when it last delivered anything.
+    let mut down: Option<std::time::Instant> = None;
+    let mut last_item = std::time::Instant::now();
     loop {
         let item = tokio::select! {
             item = stream.next() => item,
+            () = tokio::time::sleep(BACK_POLL), if down.is_some() => {
+                // Back once a watch response began after the failure and its catch-up
+                // burst has gone quiet: the backlog is in.
+                let now = std::time::Instant::now();
+                if let Some(began) = down.and_then(|d| starts.began_after(kind, d))
+                    && now.saturating_duration_since(began.max(last_item)) >= REPLAY_BURST
+                {
+                    down = None;
+                    if tx.send(Feed::Back(kind)).await.is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
             () = shutdown.cancelled() => return,
         };
         let Some(item) = item else { return };
+        last_item = std::time::Instant::now();
         let mut out = Vec::with_capacity(2);
         match item {
             Ok(Event::Init) => {
@@ -349,11 +369,14 @@ async fn run<K, F>(
                 });
                 failures = 0;
                 replay.listed();
+                // A completed list is as current as a watch that came back.
+                down = None;
                 out.push(Feed::Listed(kind));
             }
             Err(e) => {
                 failures += 1;
                 replay.failed();
+                down.get_or_insert_with(std::time::Instant::now);
                 // The first failure of a run is worth a warning; the retries are noise.
                 if failures == 1 {
                     tracing::warn!(kind, error = %e, "watch failed; retrying with backoff");
@@ -385,6 +408,8 @@ struct Replay {
 
 /// How long the burst after a watch error lasts.
 const REPLAY_BURST: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often a watch that failed checks whether it is back.
+const BACK_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl Replay {
     fn new(kind: &'static str, starts: WatchStarts) -> Self {

@@ -61,6 +61,13 @@ impl WatchStarts {
             && now.saturating_duration_since(start) < CATCH_UP
     }
 
+    /// When the latest watch response of `plural` began, if after `since`: a watch that
+    /// failed then is flowing again.
+    pub fn began_after(&self, plural: &str, since: Instant) -> Option<Instant> {
+        let (start, ..) = self.lock().get(plural)?.watch?;
+        (start > since).then_some(start)
+    }
+
     /// Notes a request for `plural` made `now`; for a watch, returns when the list it
     /// follows was asked for, if it follows one.
     fn requested(&self, plural: &str, watch: bool, now: Instant) -> Option<Instant> {

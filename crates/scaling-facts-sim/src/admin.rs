@@ -93,6 +93,7 @@ pub fn apply(cluster: &Cluster, fault: &Fault) {
         Fault::Delay { ms } => cluster.faults.set_delay(ms),
         Fault::Refuse { ms } => cluster.faults.refuse_for(Duration::from_millis(ms)),
         Fault::FailWrites { count } => cluster.faults.fail_writes(count),
+        Fault::Unavailable { ms } => cluster.faults.unavailable_for(Duration::from_millis(ms)),
     }
 }
 

@@ -102,6 +102,13 @@ pub async fn handle(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
+    if cluster.faults.unavailable() {
+        return status_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request (injected)",
+        );
+    }
     let Some(target) = parse_path(uri.path()) else {
         return status_error(
             StatusCode::NOT_FOUND,

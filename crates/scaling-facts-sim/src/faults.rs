@@ -21,6 +21,8 @@ pub struct Faults {
     refuse_until: Mutex<Option<Instant>>,
     /// The next this-many writes (create, replace, patch, delete) fail with `500`.
     fail_writes: AtomicU32,
+    /// Every API request is answered `503` until then.
+    unavailable_until: Mutex<Option<Instant>>,
 }
 
 impl Default for Faults {
@@ -31,6 +33,7 @@ impl Default for Faults {
             delay_ms: AtomicU64::new(0),
             refuse_until: Mutex::new(None),
             fail_writes: AtomicU32::new(0),
+            unavailable_until: Mutex::new(None),
         }
     }
 }
@@ -52,6 +55,11 @@ pub enum Fault {
     /// Answer the next `count` writes with 500, as an API server does while etcd elects a
     /// new leader; reads still work.
     FailWrites { count: u32 },
+    /// The API server is away for `ms`: every open watch ends now and every request is
+    /// answered `503` until then. Nothing is forgotten: watches then resume from their
+    /// versions and receive, at once, everything written meanwhile (a control-plane
+    /// upgrade, an etcd election, a cut network).
+    Unavailable { ms: u64 },
 }
 
 impl Faults {
@@ -95,6 +103,22 @@ impl Faults {
 
     pub fn refuse_for(&self, d: Duration) {
         *self.refuse_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + d);
+    }
+
+    pub fn unavailable_for(&self, d: Duration) {
+        *self
+            .unavailable_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now() + d);
+        self.drop_watches();
+    }
+
+    /// Whether requests are answered `503` now.
+    pub fn unavailable(&self) -> bool {
+        self.unavailable_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|until| Instant::now() < until)
     }
 
     pub fn refusing(&self) -> bool {
