@@ -419,7 +419,8 @@ mod tests {
                 _ => unreachable!("serve"),
             }
         };
-        let flags: [(&str, fn(&ServeConfig) -> bool, bool); 3] = [
+        type Get = fn(&ServeConfig) -> bool;
+        let flags: [(&str, Get, bool); 3] = [
             (
                 "--allow-anonymous-reads",
                 |c| c.allow_anonymous_reads,

@@ -525,10 +525,10 @@ impl Machine {
         claimed != 0 && self.fell_during[s as usize] != claimed
     }
 
-    /// Whether a wake is open, or one seen only by its trace waits to be recorded, so
-    /// time passing can end it.
+    /// Whether a wake is open, or one seen only by its trace or one ended while a watch
+    /// was down waits to be recorded, so time passing (or a watch back) can end it.
     pub fn waking(&self) -> bool {
-        self.wake.is_some() || self.unseen.is_some()
+        self.wake.is_some() || self.unseen.is_some() || self.unjudged.is_some()
     }
 }
 

@@ -436,6 +436,11 @@ impl Tracker {
     pub fn tick(&mut self, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Tick(stamp));
         self.causes.expire(stamp.wall);
+        self.evaluate_waking(stamp)
+    }
+
+    /// Evaluates every revision with a wake open (or one to record), once synced.
+    fn evaluate_waking(&mut self, stamp: Stamp) -> Output {
         let mut out = Output::default();
         if !self.synced {
             return out;

@@ -33,11 +33,11 @@ impl Machine {
             return false;
         }
         // One waits at a time: an earlier one gets the verdict the evidence in gives.
-        if let Some(prev) = self.unjudged.take() {
-            if prev.wake.evidence {
-                let phases = self.phases(&prev.wake);
-                out.extend(self.finish(&prev.wake, Outcome::Aborted, prev.end, None, phases));
-            }
+        if let Some(prev) = self.unjudged.take()
+            && prev.wake.evidence
+        {
+            let phases = self.phases(&prev.wake);
+            out.extend(self.finish(&prev.wake, Outcome::Aborted, prev.end, None, phases));
         }
         self.unjudged = Some(Box::new(Unjudged {
             wake: Box::new(w.clone()),

@@ -12,7 +12,6 @@
 //! cannot be read about one kind must not keep wakes open forever.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Output, Tracker, history};
@@ -54,22 +53,9 @@ impl Tracker {
     /// watch is down, the wakes held back are judged.
     pub fn watch_back(&mut self, kind: &'static str, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Back(kind, stamp));
-        let mut out = Output::default();
         if self.behind.down.remove(kind).is_none() || !self.behind.down.is_empty() {
-            return out;
+            return Output::default();
         }
-        if !self.synced {
-            return out;
-        }
-        let waking: Vec<Arc<str>> = self
-            .revisions
-            .iter()
-            .filter(|(_, r)| r.machine.waking())
-            .map(|(uid, _)| uid.clone())
-            .collect();
-        for uid in waking {
-            self.evaluate(&uid, stamp, &mut out);
-        }
-        out
+        self.evaluate_waking(stamp)
     }
 }
