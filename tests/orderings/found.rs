@@ -885,29 +885,5 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 1972, 1943, 0],
             }],
         },
-        // TEMP
-        Case {
-            seed: 2333562476662188752,
-            first_start: None,
-            born_at_zero: true,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Aborted, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Held {
-                    wake: 13136676082583585757,
-                    before: 0,
-                    after: 0,
-                    delays: [0, 0, 0, 7379, 0],
-                },
-                Fault::MidListHistory {
-                    at: 12417,
-                    down: 200,
-                    listed: 1,
-                },
-            ],
-        },
     ]
 }
