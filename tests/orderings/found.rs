@@ -885,5 +885,87 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 1972, 1943, 0],
             }],
         },
+        // A failed pull inside an outage, closed by the next wake's live rise before the
+        // pods that say why came back.
+        case(
+            0,
+            vec![FailedPull, Served, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 10239936277872502941,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 0, 0, 3141],
+            }],
+        ),
+        // A PA back last, its backlog an older wake's Queued and TimedOut and the served
+        // wake's own Queued, the Deployment's fall of the failed wake long before.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            ..case(
+                11793100231430967522,
+                vec![FailedPull, FailedTimedOut, Served, Served],
+                [0, 0, 0, 23, 0],
+                vec![Fault::Held {
+                    wake: 3607185101282856641,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 9275, 0, 0],
+                }],
+            )
+        },
+        // An abort whose end the Deployment's replayed fall dated by its arrival, before
+        // the PA's `NoTraffic` came back to date it better.
+        case(
+            346707593517075837,
+            vec![Aborted, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 12757442555486069007,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 9145, 6001, 0],
+            }],
+        ),
+        // An abort ended by the next wake's live rise while the PA was down, its
+        // `NoTraffic` dating the end better than the Deployment's replayed fall.
+        Case {
+            born_at_zero: true,
+            deployment_first: Some(true),
+            ..case(
+                8281194556224229026,
+                vec![Aborted, Served],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 233419225245781940,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 4221, 0, 0],
+                }],
+            )
+        },
+        // An abort waiting for the Deployment's backlog when the service restarted.
+        Case {
+            born_at_zero: true,
+            ..case(
+                2333562476662188752,
+                vec![Aborted, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 13136676082583585757,
+                        before: 0,
+                        after: 0,
+                        delays: [0, 0, 0, 7379, 0],
+                    },
+                    Fault::MidListHistory {
+                        at: 12417,
+                        down: 200,
+                        listed: 1,
+                    },
+                ],
+            )
+        },
     ]
 }
