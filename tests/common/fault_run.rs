@@ -3,9 +3,8 @@
 //! (many runs, reported).
 //!
 //! Three services wake twelve times each, serving 2.5 s before going back to zero, while
-//! the API server drops every watch, answers `410 Gone`, restarts, slows down, refuses
-//! connections and goes away (every request `503`, then each watch resumes with its
-//! backlog), one fault every 0.7-1.5 s.
+//! the API server drops every watch, answers `410 Gone`, restarts, slows down and refuses
+//! connections, one fault every 0.7-1.5 s.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -120,8 +119,6 @@ pub async fn run(seed: u64) -> Report {
                 Fault::Delay { ms: 0 },
                 Fault::Refuse { ms: 800 },
                 Fault::DropWatches,
-                // Away, then every watch resumes with what it missed, on its own backoff.
-                Fault::Unavailable { ms: 1_200 },
             ];
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
             let mut applied = 0;
