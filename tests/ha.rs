@@ -1,5 +1,5 @@
 //! Two replicas on PostgreSQL sharing a Lease, against the simulator, as two processes of
-//! the release binary (DESIGN.md "Runtime shape"):
+//! the release binary (README, "Architecture"):
 //!
 //! - the leader killed with SIGKILL in the middle of a wake: the other takes the Lease once
 //!   it expired, the wake is stored once, and afterwards (the killed one started again, now

@@ -1,5 +1,5 @@
-//! Every ordering a real cluster allows gives the same wakes (DESIGN.md "Evidence, not
-//! arrival order"), checked on generated cases.
+//! Every ordering a real cluster allows gives the same wakes (README, "Architecture"),
+//! checked on generated cases.
 //!
 //! Each case is a Knative history ([`world`]) rendered as one ordered watch stream per
 //! kind; the streams are interleaved with random lag (0-2 s, each stream in order), and

@@ -1,4 +1,4 @@
-//! The everyday sequences a real cluster writes (FACTS.md §f), end to end through kube-rs
+//! The everyday sequences a real cluster writes (docs/knative.md, "What a watcher must tolerate"), end to end through kube-rs
 //! against the simulator, with the service started before, during and after them on one
 //! store: a wake Knative gives up on (`TimedOut`, which lingers on the PA while the next
 //! wake's Deployment scale-up is seen first) followed by served wakes, a revision born at

@@ -1,5 +1,5 @@
-//! The options of what the service does to the cluster rather than read from it (DESIGN.md
-//! "Acting on the cluster"). Everything here is off unless configured.
+//! The options of what the service does to the cluster rather than read from it (README,
+//! "Applying the editor's values"). Everything here is off unless configured.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! The options of running more than one replica: the Kubernetes Lease that picks the one
-//! replica that writes (DESIGN.md "Runtime shape"). Without a Lease name the service is
+//! replica that writes (README, "Architecture"). Without a Lease name the service is
 //! the only replica and always writes.
 
 use std::time::Duration;

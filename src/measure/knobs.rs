@@ -1,6 +1,6 @@
 //! A revision's effective scaling settings, resolved as Knative resolves them: the
 //! revision's annotation (new key, then its legacy alias), else `config-autoscaler` /
-//! `config-deployment`, else Knative's built-in default (FACTS.md §c).
+//! `config-deployment`, else Knative's built-in default (docs/knative.md, "Settings").
 //!
 //! From them follow the `scaling` facts: `min_instances` and the idle window, whose
 //! guaranteed minimum is W + D + R and whose upper bound is W + D + max(R, G).

@@ -2,7 +2,7 @@
 //! go in, finished wakes come out.
 //!
 //! Each kind arrives on its own watch, ordered within itself but in no common order with
-//! the others (FACTS.md §f). So the machine decides from evidence that one object orders
+//! the others (docs/knative.md, "What a watcher must tolerate"). So the machine decides from evidence that one object orders
 //! by itself, never from which kind arrived first:
 //!
 //! - **A rise** is a Deployment's `spec.replicas` or a PodAutoscaler's `desiredScale`

@@ -3,7 +3,7 @@
 //!
 //! All of it is a function of the recorded wakes, and is never stored: the wakes table is
 //! the one source of truth, and a restart rebuilds these from its rows, so a histogram can
-//! never disagree with the wakes it counts (DESIGN.md "Runtime shape").
+//! never disagree with the wakes it counts (README, "Architecture").
 //!
 //! Everything a read needs is computed here when a wake is recorded, and kept: the
 //! expected start and the revision's cold-start report. Histograms stay packed in memory

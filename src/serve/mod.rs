@@ -1,4 +1,4 @@
-//! The HTTP API (axum): the v1 reads and writes of DESIGN.md, operations endpoints and the
+//! The HTTP API (axum): the v1 reads and writes of README, "Endpoints", operations endpoints and the
 //! OpenAPI document.
 //!
 //! [`routes`] is the one table of routes, from which both the router and the OpenAPI

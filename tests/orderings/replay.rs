@@ -213,7 +213,7 @@ struct Service {
     expected: Option<f64>,
 }
 
-/// The cluster's `config-autoscaler`: it allows revisions born at zero (FACTS.md §c).
+/// The cluster's `config-autoscaler`: it allows revisions born at zero (docs/knative.md, "Settings").
 fn cluster_settings() -> Observation {
     Observation::ConfigMap {
         name: "config-autoscaler".into(),

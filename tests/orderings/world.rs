@@ -1,4 +1,4 @@
-//! A Knative cluster's history as its objects change, written from FACTS.md alone: every
+//! A Knative cluster's history as its objects change, written from docs/knative.md alone: every
 //! write the controllers and the kubelet make, with its true time, and the truth of every
 //! wake. Nothing here knows how the service measures.
 //!
@@ -333,7 +333,7 @@ impl World {
             "1s".to_owned(),
         )];
         if scale == 0 {
-            // Born at zero: Knative allows it only by this setting (FACTS.md §c).
+            // Born at zero: Knative allows it only by this setting (docs/knative.md, "Settings").
             annotations.push((
                 "autoscaling.knative.dev/initial-scale".to_owned(),
                 "0".to_owned(),

@@ -2,7 +2,7 @@
 //!
 //! A Service becomes a Revision, a PodAutoscaler and a Deployment; a changed template
 //! makes the next revision and moves traffic to it. A request through the activator to a
-//! revision at zero starts a wake, which writes the API changes FACTS.md §b describes, in
+//! revision at zero starts a wake, which writes the API changes docs/knative.md, "A wake's writes" describes, in
 //! its order, and records the truth as it goes. After the idle window the revision scales
 //! back to zero. Each wake runs as one task; an `epoch` per revision lets a scale-down
 //! stop a wake in progress, which is how an aborted wake happens.

@@ -1,4 +1,4 @@
-//! The objects Knative and Kubernetes write, built as FACTS.md describes them: names,
+//! The objects Knative and Kubernetes write, built as docs/knative.md describes them: names,
 //! labels, annotations, conditions and status fields of Revisions, PodAutoscalers,
 //! Deployments, Pods and the Service status. Pure functions of their inputs.
 

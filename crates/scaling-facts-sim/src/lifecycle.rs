@@ -1,6 +1,6 @@
 //! One wake, step by step, and the way back to zero.
 //!
-//! The steps write what Knative and the kubelet write, in their order (FACTS.md §b, §d):
+//! The steps write what Knative and the kubelet write, in their order (docs/knative.md, "A wake's writes" and "Pod phases"):
 //! Deployment replicas, PA desiredScale and `Active=Unknown Queued`, the Revision, then the
 //! pod through Pending, scheduled, ContainerCreating, running and ready, then PA
 //! actualScale and `Active=True`. Between steps the task checks its epoch: a scale-down

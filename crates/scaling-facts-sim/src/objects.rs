@@ -152,7 +152,7 @@ impl Objects {
         meta.insert("creationTimestamp".into(), json!(k8s_time(Utc::now())));
         meta.insert("generation".into(), json!(1));
         // A real API server ignores `status` in a create when status is a subresource:
-        // the first event of every such object has none (FACTS.md §f).
+        // the first event of every such object has none (docs/knative.md, "What a watcher must tolerate").
         if kind.status_subresource
             && let Some(o) = obj.as_object_mut()
         {

@@ -1,5 +1,5 @@
 //! The simulated control plane's own reading of a revision's Knative settings, written
-//! from FACTS.md §c: annotation first (the new key before its legacy alias), then the
+//! from docs/knative.md, "Settings": annotation first (the new key before its legacy alias), then the
 //! top-level keys of `config-autoscaler` / `config-deployment`, then Knative's defaults.
 //!
 //! The simulator is the test bed's truth, so it must not compute that truth with the code

@@ -1,5 +1,5 @@
 //! The simulator against kube-rs: a wake seen through real watchers in the order
-//! FACTS.md gives, a request held until a pod is ready, and recovery from every fault.
+//! docs/knative.md gives, a request held until a pod is ready, and recovery from every fault.
 
 mod common;
 

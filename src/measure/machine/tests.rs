@@ -1,4 +1,4 @@
-//! The state machine on hand-made sequences, each a case FACTS.md §f says a real cluster
+//! The state machine on hand-made sequences, each a case docs/knative.md, "What a watcher must tolerate" says a real cluster
 //! produces. The generated orderings are in `tests/orderings.rs`.
 
 use super::*;

@@ -5,7 +5,7 @@
 //!
 //! The match is by time, not by identity: nothing in the cluster ties an activator request
 //! to the PodAutoscaler transition it triggers. A wake's start is known to the whole
-//! second at worst (FACTS.md: `lastTransitionTime` and `creationTimestamp` are
+//! second at worst (docs/knative.md: `lastTransitionTime` and `creationTimestamp` are
 //! second-truncated), so a start up to one second before the request still matches; a
 //! request answered by a release that was already waking is no cause, since that wake
 //! began earlier still.
