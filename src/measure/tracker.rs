@@ -96,6 +96,15 @@ pub struct Output {
     pub retracted: Vec<(String, i64)>,
 }
 
+impl Output {
+    /// Appends what a later step produced, in order.
+    pub fn extend(&mut self, later: Output) {
+        self.wakes.extend(later.wakes);
+        self.open.extend(later.open);
+        self.retracted.extend(later.retracted);
+    }
+}
+
 /// The tracker's maps. Keys are names from the cluster, which its users choose, so the
 /// hash is seeded; foldhash rather than SipHash because every watch event looks up a few.
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;

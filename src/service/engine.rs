@@ -260,9 +260,9 @@ impl Engine {
                     tracing::info!(revisions = tracker.revision_count(), "initial lists synced");
                     self.book.watch_heard(Utc::now());
                 }
-                let out = tracker.list_ends(kind, Stamp::now(Via::Listed));
-                let back = tracker.watch_back(kind, Stamp::now(Via::Watched));
-                merge(out, back)
+                let mut out = tracker.list_ends(kind, Stamp::now(Via::Listed));
+                out.extend(tracker.watch_back(kind, Stamp::now(Via::Watched)));
+                out
             }
             Feed::Back(kind) => {
                 tracing::debug!(kind, "watch back with what it missed");
@@ -425,12 +425,4 @@ impl Engine {
             );
         }
     }
-}
-
-/// Two steps' outputs as one, in order.
-fn merge(mut a: Output, b: Output) -> Output {
-    a.wakes.extend(b.wakes);
-    a.open.extend(b.open);
-    a.retracted.extend(b.retracted);
-    a
 }

@@ -170,10 +170,7 @@ impl Tracker {
                     Output::default()
                 }
             };
-
-            got.wakes.extend(out.wakes);
-            got.open.extend(out.open);
-            got.retracted.extend(out.retracted);
+            got.extend(out);
         }
         let key = |w: &WakeRecord| (w.revision_uid.clone(), w.start_second);
         let mine: HashMap<(String, i64), &WakeRecord> =
