@@ -193,6 +193,9 @@ struct Closed {
     id: u64,
     start_second: i64,
     end_second: i64,
+    /// The first second a next wake's pods can have been created in: after its end, or
+    /// after its start when its end is only an upper bound ([`At::undated`]).
+    next_floor: i64,
     /// It served: its pods stay for Knative's stable window, so no next wake starts
     /// within its end second.
     served: bool,
@@ -365,16 +368,23 @@ impl Machine {
         let timed_out = pa.and_then(|p| p.timed_out()).map(|t| t.0.timestamp());
         // A rise its object dates (replayed, or listed) more than a second before the open
         // wake, or the last, began is an older wake's, arriving late: it neither joins
-        // nor starts one. (A second for the spread of one reconcile's stamps.)
+        // nor starts one. (A second for the spread of one reconcile's stamps; a wake whose
+        // start is known only from below has that bound, its floor, already.)
         let begun = self
             .wake
             .as_ref()
-            .map(|w| w.lower_bound().timestamp())
-            .or(self.last().map(|l| l.start_second));
+            .map(|w| {
+                if w.requested.exact {
+                    w.requested.second() - 1
+                } else {
+                    w.floor
+                }
+            })
+            .or(self.last().map(|l| l.start_second - 1));
         if stream == Stream::Autoscaler
             && !at.exact
             && queued.is_some()
-            && begun.is_some_and(|b| at.second() < b - 1)
+            && begun.is_some_and(|b| at.second() < b)
         {
             return;
         }
@@ -453,7 +463,7 @@ impl Machine {
         // ended.
         let floor = match (at.exact, after, self.last()) {
             (false, Some(a), _) => a.timestamp(),
-            (false, None, Some(l)) => l.end_second + i64::from(l.served),
+            (false, None, Some(l)) => l.next_floor,
             _ => requested.second() - 1,
         };
         self.next_id += 1;

@@ -967,5 +967,45 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // The Deployment's backlog first: its undated fall bounds the next wake's start from above only.
+        Case {
+            seed: 54159724868884795,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 9525902607307501722,
+                before: 0,
+                after: 1958,
+                delays: [0, 0, 2751, 2750, 2750],
+            }],
+        },
+        // A served wake whose every serving write a restart's relist replaced: an abort.
+        Case {
+            seed: 10921859594703799724,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedPull, ScaleUp, FailedUnschedulable],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 6670740052815357274,
+                    before: 0,
+                    after: 1422,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Restart {
+                    at: 63269,
+                    down: 200,
+                },
+            ],
+        },
     ]
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use scaling_facts::measure::machine::Thresholds;
-use scaling_facts::measure::observe::{Observation, Stamp, Via};
+use scaling_facts::measure::observe::{CondStatus, Observation, Stamp, Via};
 use scaling_facts::measure::stats::WindowSettings;
 use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
 use scaling_facts::measure::wake::{OpenChange, OpenWake};
@@ -211,6 +211,8 @@ struct Service {
     /// What each stream has delivered since the service started, for "gone" on relist.
     known: BTreeMap<(Kind, String), Observation>,
     expected: Option<f64>,
+    /// When (the write's time, or the list's) a delivered object showed a revision serving.
+    serving: Vec<(String, i64)>,
 }
 
 /// The cluster's `config-autoscaler`: it allows revisions born at zero (docs/knative.md, "Settings").
@@ -283,6 +285,25 @@ impl Service {
         );
     }
 
+    /// Keeps what an object the service received says of its revision serving: a ready
+    /// pod that is not terminating, or the PA's `Active=True`.
+    fn note_serving(&mut self, obs: &Observation, t: i64) {
+        let serving = match obs {
+            Observation::Pod { revision_uid, pod } => (!pod.deleting
+                && pod.ready.as_ref().is_some_and(|c| c.is(CondStatus::True)))
+            .then_some(revision_uid),
+            Observation::Autoscaler { revision_uid, pa } => pa
+                .active
+                .as_ref()
+                .is_some_and(|c| c.is(CondStatus::True))
+                .then_some(revision_uid),
+            _ => None,
+        };
+        if let Some(uid) = serving {
+            self.serving.push((uid.clone(), t));
+        }
+    }
+
     fn list(&mut self, world: &World, kind: Option<Kind>, at: i64) {
         let now = snapshot(world, kind, at);
         let stamp = self.stamp(at, Via::Listed);
@@ -290,6 +311,7 @@ impl Service {
         let mut outs = Vec::new();
         for (key, obs) in &now {
             trace(at, &format!("Listed {}", short(obs)));
+            self.note_serving(obs, at);
             outs.push(self.tracker.apply(obs.clone(), stamp));
             self.known.insert(key.clone(), obs.clone());
         }
@@ -326,6 +348,8 @@ pub struct Ran {
     pub expected: Option<f64>,
     /// When the pods' stream relisted.
     pub pod_relists: Vec<i64>,
+    /// When an object the service received showed a revision serving, by revision uid.
+    pub serving: Vec<(String, i64)>,
 }
 
 /// Runs the case: the stored wakes, the final expected start, and when pods relisted.
@@ -417,6 +441,7 @@ pub fn run(case: &Case) -> Ran {
         stored: BTreeMap::new(),
         open: BTreeMap::new(),
         known: BTreeMap::new(),
+        serving: Vec::new(),
         expected: None,
     };
     if case.first_start.is_none() {
@@ -429,9 +454,10 @@ pub fn run(case: &Case) -> Ran {
     }
     let mut down_until = i64::MIN;
     let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>)> = None;
-    for (at, _, _, what) in all {
+    for (at, _, t, what) in all {
         match what {
             What::Obs(obs, via) => {
+                svc.note_serving(&obs, t);
                 let key = KINDS
                     .iter()
                     .find(|k| **k as usize == kind_of(&obs))
@@ -577,6 +603,7 @@ pub fn run(case: &Case) -> Ran {
         stored,
         expected: svc.expected,
         pod_relists,
+        serving: svc.serving,
     }
 }
 

@@ -22,6 +22,10 @@ pub struct At {
     pub mono: Instant,
     pub wall: DateTime<Utc>,
     pub exact: bool,
+    /// Only an upper bound: the arrival of a replay or a list, whose object has no
+    /// timestamp for the change (a Deployment's scale). The change came at or before it,
+    /// how much before is not known.
+    pub undated: bool,
 }
 
 /// Which side of a whole-second timestamp is the safe one.
@@ -40,6 +44,7 @@ impl At {
             mono: stamp.mono,
             wall: stamp.wall,
             exact: stamp.via == Via::Watched,
+            undated: stamp.via != Via::Watched,
         }
     }
 
@@ -66,6 +71,7 @@ impl At {
             }
             None => Self {
                 exact: false,
+                undated: true,
                 ..Self::arrival(stamp)
             },
         }
@@ -78,6 +84,7 @@ impl At {
             mono: stamp.mono.checked_sub(back).unwrap_or(stamp.mono),
             wall,
             exact: false,
+            undated: false,
         }
     }
 
@@ -94,6 +101,7 @@ impl At {
             mono: mono.unwrap_or(self.mono),
             wall,
             exact: false,
+            undated: false,
         }
     }
 

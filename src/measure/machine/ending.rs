@@ -298,6 +298,11 @@ impl Machine {
             id: w.id,
             start_second: w.start_second().min(w.requested.second()),
             end_second: end.second(),
+            next_floor: if end.undated {
+                w.start_second().min(w.requested.second()) + 1
+            } else {
+                end.second() + i64::from(outcome == Some(Outcome::Served))
+            },
             served: outcome == Some(Outcome::Served),
             closed: Some(now.mono),
         }));

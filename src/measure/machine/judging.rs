@@ -108,14 +108,22 @@ impl Machine {
                 self.last_recorded_serving = Some(at.wall);
                 if let Some(l) = self.last.as_deref_mut().filter(|l| l.id == u.wake.id) {
                     l.served = true;
+                    if !u.end.undated {
+                        l.next_floor = l.next_floor.max(l.end_second + 1);
+                    }
                 }
                 // What began after a start that served is a wake, not the initial start.
                 if let Some(w) = self.wake.as_mut().filter(|w| w.kind == WakeKind::Initial) {
                     w.kind = WakeKind::Wake;
                     w.requested = w.opened;
                 }
-                // The wake open now began after this one ended: pods made before are not its.
-                let ended = u.end.second();
+                // The wake open now began after this one ended: pods made before are not its
+                // (of an end known only as an upper bound, only that it came after it served).
+                let ended = if u.end.undated {
+                    at.second() + 1
+                } else {
+                    u.end.second()
+                };
                 if let Some(w) = self.wake.as_mut() {
                     w.floor = w.floor.max(ended.min(w.requested.second() - 1));
                 }

@@ -28,6 +28,7 @@ impl Machine {
                 id: self.next_id,
                 start_second,
                 end_second: end.timestamp(),
+                next_floor: end.timestamp() + i64::from(outcome == Outcome::Served),
                 served: outcome == Outcome::Served,
                 closed: None,
             }));

@@ -285,6 +285,7 @@ impl Machine {
                 mono: at.mono.checked_sub(back).unwrap_or(at.mono),
                 wall: c,
                 exact: false,
+                undated: false,
             })
         })
     }
