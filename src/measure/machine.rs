@@ -388,6 +388,19 @@ impl Machine {
         {
             return;
         }
+        // A Deployment rise replayed late, on a stream that showed neither the last wake's
+        // rise nor a fall since: its stream is ordered and rises once per wake, so this is
+        // that wake's rise, however much later the backlog brings it (and whatever opened
+        // since from other streams' backlogs).
+        if let Some(l) = self.last().filter(|l| {
+            stream == Stream::Deployment
+                && at.undated
+                && self.claimed[s] < l.id
+                && self.fell_during[s] != l.id
+        }) {
+            self.claimed[s] = l.id;
+            return;
+        }
         if let Some(w) = self.wake.as_mut() {
             // A stream that had not risen for this wake joins it, unless the wake was
             // over already: Knative gave up on it, or the PA queued anew after it ended.

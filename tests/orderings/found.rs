@@ -1007,5 +1007,39 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A failure past its deadline while the pods' backlog was out: the reason their backlog showed, not the timeout's.
+        Case {
+            seed: 9770129724946144950,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Served, Served, FailedPull, FailedPull, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 14537013467970167158,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 0, 0, 1152],
+            }],
+        },
+        // A quick next wake begun inside the outage: the Deployment's replayed rise of the wake before is that wake's, not the one the pods' backlog opened.
+        Case {
+            seed: 6852287968676787506,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Served, Served, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 4854043060070652431,
+                before: 0,
+                after: 1973,
+                delays: [0, 0, 207, 206, 0],
+            }],
+        },
     ]
 }

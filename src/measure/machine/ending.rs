@@ -220,7 +220,8 @@ impl Machine {
         if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind {
             let end = end.shifted(w.deadline_at);
             let phases = self.phases(&w);
-            let f = gave_up();
+            // For the reason its pods showed last, if they did.
+            let f = w.trouble.clone().unwrap_or_else(gave_up);
             out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
             self.failure = Some(Box::new(f.clone()));
             w.failed = Some(f);
