@@ -325,7 +325,12 @@ impl Machine {
                     .as_ref()
                     .map(|w| w.id)
                     .or(self.last().map(|l| l.id));
-                self.fell_during[s] = if owed || before_open || before_last {
+                // A replayed fall of a stream that never rose for the current wake, nor
+                // for any since its last fall: it ends the want the stream showed from its
+                // first (replayed) state, older than that wake.
+                let older =
+                    edge.streamed && edge.at.undated && current.is_some_and(|c| claimed < c);
+                self.fell_during[s] = if owed || before_open || before_last || older {
                     claimed
                 } else {
                     current.unwrap_or(0)

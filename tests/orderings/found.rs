@@ -1041,5 +1041,39 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 207, 206, 0],
             }],
         },
+        // The Revision's backlog last: what waited for it is judged as if a watch were down until the last is in.
+        Case {
+            seed: 1176859446745217910,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 13196591503524224720,
+                before: 1,
+                after: 0,
+                delays: [0, 8732, 835, 0, 856],
+            }],
+        },
+        // The Deployment's backlog after the next wake served live: its replayed fall ends the initial start's want, its rise is that wake's.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![ScaleUp, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 12013240405465074240,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 0, 4952, 0],
+            }],
+        },
     ]
 }
