@@ -1075,5 +1075,47 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 0, 4952, 0],
             }],
         },
+        // The Deployment's backlog of a whole wake first, then a live wake, then the PA's: the judged wake takes the replayed Queued as its start.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, Served, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 16564291942534965431,
+                before: 1,
+                after: 0,
+                delays: [0, 0, 4074, 0, 4074],
+            }],
+        },
+        // A failure wholly inside two outages: Knative's deadline counts from the start its replayed Queued gave.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedPull, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 371288776171672422,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 2882, 0, 0],
+                },
+                Fault::Held {
+                    wake: 652984720690843556,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 2882],
+                },
+            ],
+        },
     ]
 }

@@ -96,6 +96,10 @@ impl Machine {
         {
             w.requested = w.requested.earliest(w.requested.shifted(first));
         }
+        // Knative gives up counting from the wake's start, wherever its evidence put it.
+        if !w.requested.exact {
+            w.deadline_at = w.deadline_at.min(w.requested.wall + ctx.activation_timeout);
+        }
         let pa = self.pa.as_ref();
         // A wake found already served by a list of its PA alone (an outage hid the rest)
         // has no start yet: the arrival is after it, and its streams last seen at zero
@@ -374,6 +378,13 @@ impl Machine {
                 Some(b) if b < w.requested.wall => w.requested.shifted(b),
                 _ => w.requested,
             }
+        };
+        // Evidence dated before the start it was found at (a replayed end of a wake opened
+        // by an undated arrival): the start is then only known from below.
+        let start = if start.wall > end.wall {
+            start.shifted(w.lower_bound().min(end.wall))
+        } else {
+            start
         };
         Some(Finished {
             kind: w.kind,

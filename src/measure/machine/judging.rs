@@ -62,6 +62,18 @@ impl Machine {
         {
             u.wake.trouble = Some(failure(shown));
         }
+        // A start known only from below takes the PA's `Queued` inside it, which its
+        // replay may bring after the fall that ended it.
+        if let Some((since, _)) = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.queued())
+            .filter(|(since, _)| {
+                !u.wake.requested.exact && (floor..=end).contains(&since.timestamp())
+            })
+        {
+            u.wake.queued.get_or_insert(since.timestamp());
+        }
         // The PA's `NoTraffic` within it dates its end better than an undated fall.
         if let Some((_, at)) = self
             .pa
