@@ -153,9 +153,6 @@ pub struct Tracker {
     causes: causes::Causes,
     /// The measuring watches that are down.
     behind: behind::Behind,
-    /// A revision's waiting observations are being fed ([`pending`]) and more are to come:
-    /// like a watch still down, what follows may say how a wake ended.
-    replaying: bool,
 }
 
 /// What changed for the book since the last call.
@@ -183,7 +180,7 @@ impl Tracker {
 
     fn ctx(&self, knobs: &Knobs, now: Stamp) -> Ctx {
         Ctx {
-            behind: self.replaying || self.behind.any(now.mono),
+            behind: self.behind.any(now.mono),
             thresholds: self.settings.thresholds,
             activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
             born_at_zero: knobs.initial_replicas == 0,

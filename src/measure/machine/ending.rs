@@ -381,7 +381,7 @@ impl Machine {
         };
         // Evidence dated before the start it was found at (a replayed end of a wake opened
         // by an undated arrival): the start is then only known from below.
-        let start = if start.wall > end.wall {
+        let start = if !start.exact && start.wall > end.wall {
             start.shifted(w.lower_bound().min(end.wall))
         } else {
             start

@@ -11,7 +11,7 @@
 //! A watch down for longer than [`MAX_BEHIND`] no longer holds anything: a cluster that
 //! cannot be read about one kind must not keep wakes open forever.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use super::{Output, Tracker, history};
@@ -25,18 +25,31 @@ pub const MAX_BEHIND: Duration = Duration::from_secs(120);
 /// pods are wanted, and a revision's objects wait for its Revision anyway.
 const MEASURED: [&str; 2] = ["podautoscalers", "pods"];
 
+/// How many past outages are remembered for observations evaluated late.
+const REMEMBERED: usize = 16;
+
 #[derive(Debug, Default)]
 pub struct Behind {
     /// Each kind down, since when.
     down: BTreeMap<&'static str, Instant>,
+    /// Recent outages that are over, from the watch down to the watch back: observations
+    /// that waited for their Revision ([`super::pending`]) are evaluated at their own
+    /// stamps, and were behind if a watch was down then.
+    past: VecDeque<(Instant, Instant)>,
 }
 
 impl Behind {
-    /// Whether some watch that measures revisions is down at `now` (and not for too long).
+    /// Whether some watch that measures revisions is (or, for a stamp of the past, was)
+    /// down at `now`, and not for too long.
     pub fn any(&self, now: Instant) -> bool {
-        self.down
-            .values()
-            .any(|since| now.saturating_duration_since(*since) < MAX_BEHIND)
+        let held = |since: Instant| {
+            since <= now && now.saturating_duration_since(since) < MAX_BEHIND
+        };
+        self.down.values().any(|since| held(*since))
+            || self
+                .past
+                .iter()
+                .any(|(since, back)| now < *back && held(*since))
     }
 }
 
@@ -53,7 +66,15 @@ impl Tracker {
     /// watch is down, the wakes held back are judged.
     pub fn watch_back(&mut self, kind: &'static str, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Back(kind, stamp));
-        if self.behind.down.remove(kind).is_none() || !self.behind.down.is_empty() {
+        let Some(since) = self.behind.down.remove(kind) else {
+            return Output::default();
+        };
+        let past = &mut self.behind.past;
+        past.push_back((since, stamp.mono));
+        if past.len() > REMEMBERED {
+            past.pop_front();
+        }
+        if !self.behind.down.is_empty() {
             return Output::default();
         }
         self.evaluate_waking(stamp)

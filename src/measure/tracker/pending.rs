@@ -58,16 +58,13 @@ impl Tracker {
         let Some(pending) = self.revisions.get_mut(uid).and_then(|r| r.pending.take()) else {
             return;
         };
-        let last = pending.len().saturating_sub(1);
-        for (i, (obs, stamp)) in pending.into_iter().enumerate() {
+        for (obs, stamp) in *pending {
             let Some(rev) = self.revisions.get_mut(uid) else {
                 return;
             };
             ingest(&mut rev.machine, obs, stamp, &t);
             if self.synced && !self.defer(uid, stamp) {
-                self.replaying = i < last;
                 self.evaluate(uid, stamp, out);
-                self.replaying = false;
             }
         }
     }
