@@ -252,6 +252,8 @@ pub struct Machine {
     created: Option<DateTime<Utc>>,
     /// The revision's creation, seen as it happened.
     created_live: Option<Box<At>>,
+    /// The last pod removed that showed why it did not serve, by its creation second.
+    gone_trouble: Option<Box<(i64, Failure)>>,
     /// A wake that ended while a watch was down, waiting for its verdict ([`judging`]).
     unjudged: Option<Box<judging::Unjudged>>,
     /// A watch of the revision's objects is down (as of the last evaluation).
@@ -395,15 +397,19 @@ impl Machine {
         }
         // A Deployment rise replayed late, on a stream that showed neither the last wake's
         // rise nor a fall since: its stream is ordered and rises once per wake, so this is
-        // that wake's rise, however much later the backlog brings it (and whatever opened
-        // since from other streams' backlogs).
+        // the rise of the oldest wake since the one it last rose for (the last, if it never
+        // rose), however much later the backlog brings it, and whatever opened since from
+        // other streams' backlogs.
         if let Some(l) = self.last().filter(|l| {
             stream == Stream::Deployment
                 && at.undated
                 && self.claimed[s] < l.id
                 && self.fell_during[s] != l.id
         }) {
-            self.claimed[s] = l.id;
+            self.claimed[s] = match self.claimed[s] {
+                0 => l.id,
+                c => c + 1,
+            };
             return;
         }
         if let Some(w) = self.wake.as_mut() {
@@ -551,6 +557,14 @@ impl Machine {
     fn owed(&self, s: Stream) -> bool {
         let claimed = self.claimed[s as usize];
         claimed != 0 && self.fell_during[s as usize] != claimed
+    }
+
+    /// Why the last pod removed that was made in `seconds` did not serve.
+    fn trouble_gone(&self, seconds: std::ops::RangeInclusive<i64>) -> Option<Failure> {
+        self.gone_trouble
+            .as_deref()
+            .filter(|(created, _)| seconds.contains(created))
+            .map(|(_, f)| f.clone())
     }
 
     /// Whether a wake is open, or one seen only by its trace or one ended while a watch

@@ -1117,5 +1117,39 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The Deployment's backlog after the next wake served live, with the PA's and pods' in before: its replayed rise is the outage's wake's, the oldest it had not shown.
+        Case {
+            seed: 9124458834443294310,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, Served, Served, ScaleUp, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 2809627068392653869,
+                before: 1,
+                after: 0,
+                delays: [0, 0, 0, 6990, 0],
+            }],
+        },
+        // The pods' backlog of a failed wake in before the PA's that opens it: the reason of the pod gone.
+        Case {
+            seed: 8954185869719048457,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Served, FailedPull, Served, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 2669025786640117606,
+                before: 896,
+                after: 0,
+                delays: [0, 0, 1, 1, 0],
+            }],
+        },
     ]
 }

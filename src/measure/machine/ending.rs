@@ -156,6 +156,9 @@ impl Machine {
         {
             w.trouble = Some(failure(shown));
         }
+        if w.trouble.is_none() {
+            w.trouble = self.trouble_gone(floor..=cut);
+        }
         if w.failed.is_none()
             && let Some(f) = classify(
                 self.pods

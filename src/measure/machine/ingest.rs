@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
-use super::evidence::{Autoscaler, Pod};
+use super::evidence::{Autoscaler, Pod, failure, why_not_serving};
 use super::{Edge, Machine, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 
@@ -120,6 +120,13 @@ impl Machine {
     }
 
     pub fn remove_pod(&mut self, name: &str) {
+        // Why it did not serve outlives it: a backlog may bring a pod's whole life before
+        // the PA's, which alone opens the wake it failed and says Knative gave up.
+        if let Some(p) = self.pods.iter().find(|p| p.snap.name == name)
+            && let Some(shown) = why_not_serving(&p.snap)
+        {
+            self.gone_trouble = Some(Box::new((p.created_second(), failure(shown))));
+        }
         self.pods.retain(|p| p.snap.name != name);
     }
 

@@ -49,10 +49,17 @@ impl Machine {
 
     /// Judges the wake waiting for its verdict, if the evidence is in.
     pub(super) fn judge(&mut self, out: &mut Vec<Finished>) {
+        let Some((floor, end)) = self
+            .unjudged
+            .as_ref()
+            .map(|u| (u.wake.floor, u.end.second()))
+        else {
+            return;
+        };
+        let gone = self.trouble_gone(floor..=end);
         let Some(u) = self.unjudged.as_deref_mut() else {
             return;
         };
-        let (floor, end) = (u.wake.floor, u.end.second());
         // Why its pods did not serve, as the latest of them says: the reason of a failure.
         if let Some(shown) = self
             .pods
@@ -61,6 +68,9 @@ impl Machine {
             .find_map(|p| why_not_serving(&p.snap))
         {
             u.wake.trouble = Some(failure(shown));
+        }
+        if u.wake.trouble.is_none() {
+            u.wake.trouble = gone;
         }
         // A start known only from below takes the PA's `Queued` inside it, which its
         // replay may bring after the fall that ended it.

@@ -42,9 +42,8 @@ impl Behind {
     /// Whether some watch that measures revisions is (or, for a stamp of the past, was)
     /// down at `now`, and not for too long.
     pub fn any(&self, now: Instant) -> bool {
-        let held = |since: Instant| {
-            since <= now && now.saturating_duration_since(since) < MAX_BEHIND
-        };
+        let held =
+            |since: Instant| since <= now && now.saturating_duration_since(since) < MAX_BEHIND;
         self.down.values().any(|since| held(*since))
             || self
                 .past
