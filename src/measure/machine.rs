@@ -444,7 +444,8 @@ impl Machine {
             // A wake is its revision and start second, and Knative never scales to zero
             // and back within one: a fall and rise inside the wake's own start second is
             // a stream catching up from an older state, not an abort and the next wake.
-            if !over && at.second() <= w.start_second() {
+            // (Not a start known only as a replay's arrival: its second is an upper bound.)
+            if !over && !w.requested.undated && at.second() <= w.start_second() {
                 w.fell[s] = false;
                 if !w.fell.contains(&true) {
                     w.first_fall = None;

@@ -1151,5 +1151,22 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 1, 1, 0],
             }],
         },
+        // A live rise in the second a replayed wake's undated start arrived in: the next wake, not a catch-up.
+        Case {
+            seed: 2777962,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, Served, Served, FailedTimedOut, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 13281890921857109549,
+                before: 1,
+                after: 2730,
+                delays: [0, 0, 6419, 2312, 2922],
+            }],
+        },
     ]
 }
