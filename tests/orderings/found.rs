@@ -1168,5 +1168,30 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 6419, 2312, 2922],
             }],
         },
+        // Two whole-wake outages back to back: one outage for the watches, so the failure's pods are awaited.
+        Case {
+            seed: 8243469423735722378,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedPull, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 11269816329552632854,
+                    before: 949,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 0,
+                    before: 0,
+                    after: 821,
+                    delays: [0, 0, 0, 0, 0],
+                },
+            ],
+        },
     ]
 }

@@ -97,39 +97,51 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
             _ => {}
         }
     }
-    for f in &case.faults {
-        if let Fault::Held {
-            wake,
-            before,
-            after,
-            delays,
-        } = *f
-            && let Some((from, to)) = held_window(world, wake, before, after)
+    // Down from `from` until its own watch is back: whatever this stream had not
+    // delivered by then arrives at once, late, and as a replay. Outages that overlap, for
+    // this stream, are one: its watch cannot come back while the API server is away.
+    let mut windows: Vec<(i64, i64)> = case
+        .faults
+        .iter()
+        .filter_map(|f| match *f {
+            Fault::Held {
+                wake,
+                before,
+                after,
+                delays,
+            } => held_window(world, wake, before, after).map(|(from, to)| (from, to + delays[k])),
+            _ => None,
+        })
+        .collect();
+    windows.sort();
+    let mut merged: Vec<(i64, i64)> = Vec::new();
+    for (from, back) in windows {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(back),
+            _ => merged.push((from, back)),
+        }
+    }
+    for (from, back) in merged {
+        // A stream that relists in the window (another fault's) comes back by a list,
+        // which forgets what the backlog would tell: that is the `Outage` fault's shape,
+        // checked with it. This one is of watches that resume.
+        if out
+            .iter()
+            .any(|i| matches!(i.2, What::List(_)) && i.0 > from && i.1 <= back)
         {
-            // Down from `from` until its own watch is back: whatever this stream had not
-            // delivered by then arrives at once, late, and as a replay.
-            let back = to + delays[k];
-            // A stream that relists in the window (another fault's) comes back by a list,
-            // which forgets what the backlog would tell: that is the `Outage` fault's shape,
-            // checked with it. This one is of watches that resume.
-            if out
-                .iter()
-                .any(|i| matches!(i.2, What::List(_)) && i.0 > from && i.1 <= back)
-            {
-                continue;
-            }
-            for item in out.iter_mut() {
-                if item.0 > from && item.1 <= back {
-                    item.0 = item.0.max(back);
-                    if let What::Obs(_, via) = &mut item.2 {
-                        *via = Via::Resumed;
-                    }
+            continue;
+        }
+        for item in out.iter_mut() {
+            if item.0 > from && item.1 <= back {
+                item.0 = item.0.max(back);
+                if let What::Obs(_, via) = &mut item.2 {
+                    *via = Via::Resumed;
                 }
             }
-            // The watch layer reports the failure, and the watch back once its burst is in.
-            out.push((from + 1, from, What::Down(kind)));
-            out.push((back, back, What::Back(kind)));
         }
+        // The watch layer reports the failure, and the watch back once its burst is in.
+        out.push((from + 1, from, What::Down(kind)));
+        out.push((back, back, What::Back(kind)));
     }
     // A stream is in order: sort by when it was sent, then nothing overtakes.
     out.sort_by_key(|(_, t, _)| *t);
