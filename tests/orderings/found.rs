@@ -1193,5 +1193,22 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A failure judged after the next wake began: the next wake's unschedulable pod is not its reason.
+        Case {
+            seed: 6647167857415105855,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedPull, FailedUnschedulable, Served, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 215746362760491139,
+                before: 0,
+                after: 1285,
+                delays: [0, 0, 2543, 1837, 0],
+            }],
+        },
     ]
 }

@@ -56,7 +56,13 @@ impl Machine {
         else {
             return;
         };
-        let gone = self.trouble_gone(floor..=end);
+        // Its pods were made by its end; those made since the open wake began are that
+        // wake's, whatever an end known only from above allows.
+        let made_by = self
+            .wake
+            .as_ref()
+            .map_or(end, |w| end.min(w.lower_bound().timestamp() - 1));
+        let gone = self.trouble_gone(floor..=made_by);
         let Some(u) = self.unjudged.as_deref_mut() else {
             return;
         };
@@ -64,7 +70,7 @@ impl Machine {
         if let Some(shown) = self
             .pods
             .iter()
-            .filter(|p| (floor..=end).contains(&p.created_second()))
+            .filter(|p| (floor..=made_by).contains(&p.created_second()))
             .find_map(|p| why_not_serving(&p.snap))
         {
             u.wake.trouble = Some(failure(shown));
@@ -104,7 +110,7 @@ impl Machine {
         let pod = self
             .pods
             .iter()
-            .filter(|p| !p.accounted && (floor..=end).contains(&p.created_second()))
+            .filter(|p| !p.accounted && (floor..=made_by).contains(&p.created_second()))
             .filter_map(|p| p.ready)
             .filter(|r| r.second() <= end + 1)
             .reduce(At::earliest);
