@@ -1210,5 +1210,22 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 2543, 1837, 0],
             }],
         },
+        // A wake Knative gave up on, the pods' backlog 4 s after the others' (open on 2026-12-03).
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedTimedOut],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 342208050069512521,
+                before: 1,
+                after: 0,
+                delays: [0, 0, 1, 0, 4087],
+            }],
+        },
     ]
 }
