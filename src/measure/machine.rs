@@ -194,7 +194,8 @@ struct Closed {
     start_second: i64,
     end_second: i64,
     /// The first second a next wake's pods can have been created in: after its end, or
-    /// after its start when its end is only an upper bound ([`At::undated`]).
+    /// after its start when its end is only an upper bound ([`At::undated`]), or after
+    /// its own floor when its start is such a bound too.
     next_floor: i64,
     /// It served: its pods stay for Knative's stable window, so no next wake starts
     /// within its end second.

@@ -1227,5 +1227,30 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 1, 0, 4087],
             }],
         },
+        // Two whole wakes in one backlog, the second a failure: the first's start and floor, not its replay's arrival, bound the second.
+        Case {
+            seed: 5140190219862304727,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![ScaleUp, Served, Served, Served, FailedPull],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 15822712744870069186,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 3179024117609819297,
+                    before: 2144,
+                    after: 0,
+                    delays: [0, 0, 1, 0, 0],
+                },
+            ],
+        },
     ]
 }

@@ -306,7 +306,9 @@ impl Machine {
             id: w.id,
             start_second: w.start_second().min(w.requested.second()),
             end_second: end.second(),
-            next_floor: if end.undated {
+            next_floor: if end.undated && w.requested.undated {
+                w.floor + 1
+            } else if end.undated {
                 w.start_second().min(w.requested.second()) + 1
             } else {
                 end.second() + i64::from(outcome == Some(Outcome::Served))
@@ -359,12 +361,6 @@ impl Machine {
         failure: Option<Failure>,
         (scheduled, running): (Option<At>, Option<At>),
     ) -> Option<Finished> {
-        let start_second = w.start_second();
-        if self.recorded.contains(&start_second) {
-            return None; // recorded before a restart or a relist
-        }
-        remember(&mut self.recorded, start_second);
-        let served = outcome == Outcome::Served;
         // Known to the second only: the duration is an upper bound, so its start is the
         // earliest whole second the objects give for it, or the start of the second its
         // arrival came in: a stream's event arrives as late as the stream lags, so an
@@ -389,6 +385,20 @@ impl Machine {
         } else {
             start
         };
+        // A start known only as a replay's arrival is named by the second its evidence gave.
+        let start_second = match w.queued {
+            None if w.requested.undated => start.second(),
+            _ => w.start_second(),
+        };
+        if self.recorded.contains(&start_second) {
+            return None; // recorded before a restart or a relist
+        }
+        remember(&mut self.recorded, start_second);
+        // The last wake is known by that second from now on.
+        if let Some(l) = self.last.as_deref_mut().filter(|l| l.id == w.id) {
+            l.start_second = l.start_second.min(start_second);
+        }
+        let served = outcome == Outcome::Served;
         Some(Finished {
             kind: w.kind,
             outcome,
