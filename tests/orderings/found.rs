@@ -780,111 +780,85 @@ pub fn cases() -> Vec<Case> {
             }],
         ),
         // The Revision's watch back last, after a whole initial start and a live wake.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            0,
+            vec![Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 9050112702288779000,
                 before: 1,
                 after: 0,
                 delays: [0, 7525, 0, 0, 0],
             }],
-        },
+        ),
         // A live wake whose Deployment fall came back 2.5 s before the pods that served it.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served, Served, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            0,
+            vec![Served, Served, Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 5004170411657192841,
                 before: 0,
                 after: 0,
                 delays: [0, 0, 2675, 0, 2500],
             }],
-        },
+        ),
         // A failure wholly inside an outage: the PA's `TimedOut` back before the pods that
         // say why, and the Deployment's rise for it back after both.
-        Case {
-            seed: 115885994595807187,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![FailedUnschedulable, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            115885994595807187,
+            vec![FailedUnschedulable, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 9194318175064550011,
                 before: 0,
                 after: 0,
                 delays: [0, 0, 0, 0, 0],
             }],
-        },
+        ),
         // An initial start inside an outage, ended by the next wake's live rise before the
         // PA and the pods that show it served came back.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![FailedTimedOut],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            0,
+            vec![FailedTimedOut],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 0,
                 before: 1,
                 after: 0,
                 delays: [0, 0, 1944, 0, 1972],
             }],
-        },
+        ),
         // A live wake while the Deployment's backlog, an older wake's rise and fall and
         // this one's rise, was still to come.
         Case {
-            seed: 10356236416756070092,
-            first_start: None,
             born_at_zero: true,
-            initial_scale: 1,
-            deployment_first: None,
             quick: true,
-            episodes: vec![Aborted, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 2022136538716311111,
-                before: 0,
-                after: 0,
-                delays: [0, 0, 0, 3284, 0],
-            }],
+            ..case(
+                10356236416756070092,
+                vec![Aborted, Served, Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 2022136538716311111,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 0, 3284, 0],
+                }],
+            )
         },
         // The PA's backlog, an earlier wake's serving and fall, after the Deployment's rise
         // of the next wake had opened it.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Aborted, Served, Served, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            0,
+            vec![Aborted, Served, Served, Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 13008921225796018890,
                 before: 0,
                 after: 0,
                 delays: [0, 0, 1972, 1943, 0],
             }],
-        },
+        ),
         // A failed pull inside an outage, closed by the next wake's live rise before the
         // pods that say why came back.
         case(
@@ -967,290 +941,259 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
-        // The Deployment's backlog first: its undated fall bounds the next wake's start from above only.
+        // The Deployment's backlog first: its undated fall bounds the next wake's
+        // start from above only.
         Case {
-            seed: 54159724868884795,
-            first_start: None,
-            born_at_zero: false,
             initial_scale: 3,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 9525902607307501722,
-                before: 0,
-                after: 1958,
-                delays: [0, 0, 2751, 2750, 2750],
-            }],
+            ..case(
+                54159724868884795,
+                vec![Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 9525902607307501722,
+                    before: 0,
+                    after: 1958,
+                    delays: [0, 0, 2751, 2750, 2750],
+                }],
+            )
         },
         // A served wake whose every serving write a restart's relist replaced: an abort.
         Case {
-            seed: 10921859594703799724,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![FailedPull, ScaleUp, FailedUnschedulable],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Held {
-                    wake: 6670740052815357274,
+            ..case(
+                10921859594703799724,
+                vec![FailedPull, ScaleUp, FailedUnschedulable],
+                [0, 0, 0, 0, 0],
+                vec![
+                    Fault::Held {
+                        wake: 6670740052815357274,
+                        before: 0,
+                        after: 1422,
+                        delays: [0, 0, 0, 0, 0],
+                    },
+                    Fault::Restart {
+                        at: 63269,
+                        down: 200,
+                    },
+                ],
+            )
+        },
+        // A failure past its deadline while the pods' backlog was out: the reason
+        // their backlog showed, not the timeout's.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                9770129724946144950,
+                vec![Served, Served, FailedPull, FailedPull, Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 14537013467970167158,
                     before: 0,
-                    after: 1422,
-                    delays: [0, 0, 0, 0, 0],
-                },
-                Fault::Restart {
-                    at: 63269,
-                    down: 200,
-                },
-            ],
+                    after: 0,
+                    delays: [0, 0, 0, 0, 1152],
+                }],
+            )
         },
-        // A failure past its deadline while the pods' backlog was out: the reason their backlog showed, not the timeout's.
+        // A quick next wake begun inside the outage: the Deployment's replayed rise
+        // of the wake before is that wake's, not the one the pods' backlog opened.
         Case {
-            seed: 9770129724946144950,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: Some(true),
-            quick: false,
-            episodes: vec![Served, Served, FailedPull, FailedPull, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 14537013467970167158,
-                before: 0,
-                after: 0,
-                delays: [0, 0, 0, 0, 1152],
-            }],
-        },
-        // A quick next wake begun inside the outage: the Deployment's replayed rise of the wake before is that wake's, not the one the pods' backlog opened.
-        Case {
-            seed: 6852287968676787506,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
             quick: true,
-            episodes: vec![Served, Served, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 4854043060070652431,
-                before: 0,
-                after: 1973,
-                delays: [0, 0, 207, 206, 0],
-            }],
+            ..case(
+                6852287968676787506,
+                vec![Served, Served, Served, Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 4854043060070652431,
+                    before: 0,
+                    after: 1973,
+                    delays: [0, 0, 207, 206, 0],
+                }],
+            )
         },
-        // The Revision's backlog last: what waited for it is judged as if a watch were down until the last is in.
-        Case {
-            seed: 1176859446745217910,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        // The Revision's backlog last: what waited for it is judged as if a watch
+        // were down until the last is in.
+        case(
+            1176859446745217910,
+            vec![Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 13196591503524224720,
                 before: 1,
                 after: 0,
                 delays: [0, 8732, 835, 0, 856],
             }],
-        },
-        // The Deployment's backlog after the next wake served live: its replayed fall ends the initial start's want, its rise is that wake's.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![ScaleUp, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        ),
+        // The Deployment's backlog after the next wake served live: its replayed
+        // fall ends the initial start's want, its rise is that wake's.
+        case(
+            0,
+            vec![ScaleUp, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 12013240405465074240,
                 before: 0,
                 after: 0,
                 delays: [0, 0, 0, 4952, 0],
             }],
-        },
-        // The Deployment's backlog of a whole wake first, then a live wake, then the PA's: the judged wake takes the replayed Queued as its start.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served, Served, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        ),
+        // The Deployment's backlog of a whole wake first, then a live wake, then the
+        // PA's: the judged wake takes the replayed Queued as its start.
+        case(
+            0,
+            vec![Served, Served, Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 16564291942534965431,
                 before: 1,
                 after: 0,
                 delays: [0, 0, 4074, 0, 4074],
             }],
-        },
-        // A failure wholly inside two outages: Knative's deadline counts from the start its replayed Queued gave.
+        ),
+        // A failure wholly inside two outages: Knative's deadline counts from the
+        // start its replayed Queued gave.
         Case {
-            seed: 0,
-            first_start: None,
             born_at_zero: true,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![FailedPull, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Held {
-                    wake: 371288776171672422,
-                    before: 0,
-                    after: 0,
-                    delays: [0, 0, 2882, 0, 0],
-                },
-                Fault::Held {
-                    wake: 652984720690843556,
-                    before: 1,
-                    after: 0,
-                    delays: [0, 0, 0, 0, 2882],
-                },
-            ],
+            ..case(
+                0,
+                vec![FailedPull, Served],
+                [0, 0, 0, 0, 0],
+                vec![
+                    Fault::Held {
+                        wake: 371288776171672422,
+                        before: 0,
+                        after: 0,
+                        delays: [0, 0, 2882, 0, 0],
+                    },
+                    Fault::Held {
+                        wake: 652984720690843556,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 0, 0, 2882],
+                    },
+                ],
+            )
         },
-        // The Deployment's backlog after the next wake served live, with the PA's and pods' in before: its replayed rise is the outage's wake's, the oldest it had not shown.
-        Case {
-            seed: 9124458834443294310,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served, Served, Served, ScaleUp, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        // The Deployment's backlog after the next wake served live, with the PA's
+        // and pods' in before: its replayed rise is the outage's wake's, the oldest
+        // it had not shown.
+        case(
+            9124458834443294310,
+            vec![Served, Served, Served, ScaleUp, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 2809627068392653869,
                 before: 1,
                 after: 0,
                 delays: [0, 0, 0, 6990, 0],
             }],
-        },
-        // The pods' backlog of a failed wake in before the PA's that opens it: the reason of the pod gone.
+        ),
+        // The pods' backlog of a failed wake in before the PA's that opens it: the
+        // reason of the pod gone.
         Case {
-            seed: 8954185869719048457,
-            first_start: None,
             born_at_zero: true,
-            initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
-            episodes: vec![Served, FailedPull, Served, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 2669025786640117606,
-                before: 896,
-                after: 0,
-                delays: [0, 0, 1, 1, 0],
-            }],
+            ..case(
+                8954185869719048457,
+                vec![Served, FailedPull, Served, Served, Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 2669025786640117606,
+                    before: 896,
+                    after: 0,
+                    delays: [0, 0, 1, 1, 0],
+                }],
+            )
         },
-        // A live rise in the second a replayed wake's undated start arrived in: the next wake, not a catch-up.
-        Case {
-            seed: 2777962,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served, Served, Served, FailedTimedOut, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        // A live rise in the second a replayed wake's undated start arrived in: the
+        // next wake, not a catch-up.
+        case(
+            2777962,
+            vec![Served, Served, Served, FailedTimedOut, Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 13281890921857109549,
                 before: 1,
                 after: 2730,
                 delays: [0, 0, 6419, 2312, 2922],
             }],
-        },
-        // Two whole-wake outages back to back: one outage for the watches, so the failure's pods are awaited.
+        ),
+        // Two whole-wake outages back to back: one outage for the watches, so the
+        // failure's pods are awaited.
         Case {
-            seed: 8243469423735722378,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![FailedPull, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Held {
-                    wake: 11269816329552632854,
-                    before: 949,
-                    after: 0,
-                    delays: [0, 0, 0, 0, 0],
-                },
-                Fault::Held {
-                    wake: 0,
+            ..case(
+                8243469423735722378,
+                vec![FailedPull, Served],
+                [0, 0, 0, 0, 0],
+                vec![
+                    Fault::Held {
+                        wake: 11269816329552632854,
+                        before: 949,
+                        after: 0,
+                        delays: [0, 0, 0, 0, 0],
+                    },
+                    Fault::Held {
+                        wake: 0,
+                        before: 0,
+                        after: 821,
+                        delays: [0, 0, 0, 0, 0],
+                    },
+                ],
+            )
+        },
+        // A failure judged after the next wake began: the next wake's unschedulable
+        // pod is not its reason.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                6647167857415105855,
+                vec![FailedPull, FailedUnschedulable, Served, Served, Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 215746362760491139,
                     before: 0,
-                    after: 821,
-                    delays: [0, 0, 0, 0, 0],
-                },
-            ],
+                    after: 1285,
+                    delays: [0, 0, 2543, 1837, 0],
+                }],
+            )
         },
-        // A failure judged after the next wake began: the next wake's unschedulable pod is not its reason.
-        Case {
-            seed: 6647167857415105855,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: Some(true),
-            quick: false,
-            episodes: vec![FailedPull, FailedUnschedulable, Served, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 215746362760491139,
-                before: 0,
-                after: 1285,
-                delays: [0, 0, 2543, 1837, 0],
-            }],
-        },
-        // A wake Knative gave up on, the pods' backlog 4 s after the others' (open on 2026-12-03).
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![FailedTimedOut],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        // A wake Knative gave up on, the pods' backlog 4 s after the others' (open
+        // on 2026-12-03).
+        case(
+            0,
+            vec![FailedTimedOut],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 342208050069512521,
                 before: 1,
                 after: 0,
                 delays: [0, 0, 1, 0, 4087],
             }],
-        },
-        // Two whole wakes in one backlog, the second a failure: the first's start and floor, not its replay's arrival, bound the second.
+        ),
+        // Two whole wakes in one backlog, the second a failure: the first's start
+        // and floor, not its replay's arrival, bound the second.
         Case {
-            seed: 5140190219862304727,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![ScaleUp, Served, Served, Served, FailedPull],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Held {
-                    wake: 15822712744870069186,
-                    before: 1,
-                    after: 0,
-                    delays: [0, 0, 0, 0, 0],
-                },
-                Fault::Held {
-                    wake: 3179024117609819297,
-                    before: 2144,
-                    after: 0,
-                    delays: [0, 0, 1, 0, 0],
-                },
-            ],
+            ..case(
+                5140190219862304727,
+                vec![ScaleUp, Served, Served, Served, FailedPull],
+                [0, 0, 0, 0, 0],
+                vec![
+                    Fault::Held {
+                        wake: 15822712744870069186,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 0, 0, 0],
+                    },
+                    Fault::Held {
+                        wake: 3179024117609819297,
+                        before: 2144,
+                        after: 0,
+                        delays: [0, 0, 1, 0, 0],
+                    },
+                ],
+            )
         },
     ]
 }
