@@ -381,13 +381,7 @@ impl Machine {
         let begun = self
             .wake
             .as_ref()
-            .map(|w| {
-                if w.requested.exact {
-                    w.requested.second() - 1
-                } else {
-                    w.floor
-                }
-            })
+            .map(|w| w.lower_bound().timestamp() - i64::from(w.requested.exact))
             .or(self.last().map(|l| l.start_second - 1));
         if stream == Stream::Autoscaler
             && !at.exact
