@@ -1195,5 +1195,19 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A lagging live Deployment rise opens a wake after the end a relist showed: the
+        // wake's first pod dates its start, not the NoTraffic seconds before it.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                3911791390610707251,
+                vec![FailedTimedOut, Served, Served],
+                [0, 0, 0, 697, 0],
+                vec![Fault::Outage {
+                    at: 52655,
+                    gap: 661,
+                }],
+            )
+        },
     ]
 }

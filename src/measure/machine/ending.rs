@@ -271,14 +271,16 @@ impl Machine {
             return;
         };
         // A start after the end it led to is an arrival that came late (a list, a catch-up
-        // burst) with no timestamp to date it: the wake began after its streams were last
-        // seen at zero, which is also the second that names it.
+        // burst, a lagging stream). Its first pod's creation dates it when there is one;
+        // without a stamp, the wake began after its streams were last seen at zero, which
+        // is also the second that names it.
         if let Some(a) = w.after
             && w.requested.wall > end.wall
             && a <= end.wall
             && w.queued.is_none()
         {
-            w.requested = w.requested.shifted(a);
+            let dated = self.start_bound(&w).filter(|b| (a..=end.wall).contains(b));
+            w.requested = w.requested.shifted(dated.unwrap_or(a));
         }
         let outcome = match (&w.failed, outcome) {
             (Some(_), Some(Outcome::Served)) => {
