@@ -1209,5 +1209,26 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // A restart during an outage over the initial start: its lists show the pod ready
+        // and the PA already idle, and nothing was recorded of the revision, so that pod
+        // tells the start.
+        case(
+            0,
+            vec![Served],
+            [0, 0, 0, 0, 0],
+            vec![
+                Fault::LateHistory {
+                    at: 11083,
+                    down: 200,
+                    after: 0,
+                },
+                Fault::Held {
+                    wake: 5555663009555369304,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+            ],
+        ),
     ]
 }

@@ -246,13 +246,16 @@ impl Machine {
                     .map(|p| (p.snap.created, p.ready))
             })
             .flatten();
-        // A serving pod while the PA says it is inactive is one that is being removed.
-        let pa_says_idle = self.pa.as_ref().is_some_and(|p| {
-            p.snap
-                .active
-                .as_ref()
-                .is_some_and(|c| c.is(CondStatus::False))
-        });
+        // A serving pod while the PA says it is inactive is one that is being removed:
+        // after a known wake, a pod of its serving period. With no wake known, it is
+        // still the only sign of the one that made it.
+        let pa_says_idle = self.last().is_some()
+            && self.pa.as_ref().is_some_and(|p| {
+                p.snap
+                    .active
+                    .as_ref()
+                    .is_some_and(|c| c.is(CondStatus::False))
+            });
         let Some((created, Some(end))) = unseen.filter(|_| !continuing && !pa_says_idle) else {
             if unseen.is_none() || continuing {
                 self.served_before = true;
