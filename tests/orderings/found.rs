@@ -1230,5 +1230,18 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         ),
+        // A whole initial start in an outage, its PA's backlog last: the Queued it replays is dated
+        // before a next wake could follow the one the pods recorded, so it is that one's.
+        case(
+            387646972480626554,
+            vec![Aborted, Served, Served, Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
+                wake: 2227418605017818310,
+                before: 0,
+                after: 1832,
+                delays: [0, 0, 1, 0, 0],
+            }],
+        ),
     ]
 }

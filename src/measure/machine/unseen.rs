@@ -97,9 +97,12 @@ impl Machine {
             .pa
             .as_ref()
             .and_then(|p| p.queued())
+            // Not one dated before a next wake could follow the last: that one's own,
+            // replayed after it was recorded from other streams.
             .filter(|(since, _)| {
-                self.last()
-                    .is_none_or(|l| since.timestamp() > l.start_second)
+                self.last().is_none_or(|l| {
+                    since.timestamp() > l.start_second && since.timestamp() >= l.next_floor
+                })
             });
         // A PA active since the last wake ended (its serving period, not a new one) says
         // the revision never went back to zero: new pods are a scale-up of that period
