@@ -80,6 +80,9 @@ pub struct Ctx {
     /// A watch of the revision's objects is down: what it missed is still to come, so
     /// no wake is judged aborted yet.
     pub behind: bool,
+    /// The PodAutoscalers' watch is down: the PA's state held may be older than the
+    /// other streams' news, so it proves nothing against them.
+    pub pa_behind: bool,
 }
 
 /// How long an apparent abort waits for lagging watches (a pod turning ready, a stream
@@ -307,9 +310,11 @@ impl Machine {
                 // burst arriving after a live rise) is an earlier wake's, not this one's end.
                 // So is a replayed Deployment fall, which has no date of its own, while the
                 // PA, which rose for the open wake, still wants pods for it: the PA's own
-                // ordered stream would have shown this wake's end first.
+                // ordered stream would have shown this wake's end first (unless its watch
+                // is down, its backlog still to come).
                 let pa_holds = |w: &Wake| {
-                    edge.stream == Stream::Deployment
+                    !ctx.pa_behind
+                        && edge.stream == Stream::Deployment
                         && self.claimed[Stream::Autoscaler as usize] == w.id
                         && self.stream_wants(Stream::Autoscaler)
                 };

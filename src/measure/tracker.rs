@@ -181,6 +181,7 @@ impl Tracker {
     fn ctx(&self, knobs: &Knobs, now: Stamp) -> Ctx {
         Ctx {
             behind: self.behind.any(now.mono),
+            pa_behind: self.behind.kind(behind::PODAUTOSCALERS, now.mono),
             thresholds: self.settings.thresholds,
             activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
             born_at_zero: knobs.initial_replicas == 0,

@@ -1243,5 +1243,18 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 1, 0, 0],
             }],
         ),
+        // An abort in an outage whose PA backlog comes 8.6 s after the Deployment's: the PA
+        // still wanting pods is stale, so the replayed Deployment fall ends the open wake.
+        case(
+            33290363067238,
+            vec![Served, Served, Aborted, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
+                wake: 5677623764273931363,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 8590, 0, 0],
+            }],
+        ),
     ]
 }

@@ -24,6 +24,7 @@ fn ctx() -> Ctx {
         activation_timeout: Duration::from_secs(630),
         born_at_zero: false,
         behind: false,
+        pa_behind: false,
     }
 }
 

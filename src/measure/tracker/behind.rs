@@ -23,7 +23,10 @@ pub const MAX_BEHIND: Duration = Duration::from_secs(120);
 /// The kinds whose evidence says how a wake ended (a pod ready or failing, the PA active
 /// or given up): their watches hold judgement while down. A Deployment says only that
 /// pods are wanted, and a revision's objects wait for its Revision anyway.
-const MEASURED: [&str; 2] = ["podautoscalers", "pods"];
+const MEASURED: [&str; 2] = [PODAUTOSCALERS, "pods"];
+/// The PodAutoscalers' kind: while its watch is down, the PA's state the machine holds
+/// may be older than the other streams'.
+pub const PODAUTOSCALERS: &str = "podautoscalers";
 
 /// How many past outages are remembered for observations evaluated late.
 const REMEMBERED: usize = 16;
@@ -32,23 +35,28 @@ const REMEMBERED: usize = 16;
 pub struct Behind {
     /// Each kind down, since when.
     down: BTreeMap<&'static str, Instant>,
-    /// Recent outages that are over, from the watch down to the watch back: observations
-    /// that waited for their Revision ([`super::pending`]) are evaluated at their own
-    /// stamps, and were behind if a watch was down then.
-    past: VecDeque<(Instant, Instant)>,
+    /// Recent outages that are over, each kind's from its watch down to its watch back:
+    /// observations that waited for their Revision ([`super::pending`]) are evaluated at
+    /// their own stamps, and were behind if a watch was down then.
+    past: VecDeque<(&'static str, Instant, Instant)>,
 }
 
 impl Behind {
     /// Whether some watch that measures revisions is (or, for a stamp of the past, was)
     /// down at `now`, and not for too long.
     pub fn any(&self, now: Instant) -> bool {
+        MEASURED.iter().any(|kind| self.kind(kind, now))
+    }
+
+    /// Whether the watch of `kind` is (or was) down at `now`, and not for too long.
+    pub fn kind(&self, kind: &str, now: Instant) -> bool {
         let held =
             |since: Instant| since <= now && now.saturating_duration_since(since) < MAX_BEHIND;
-        self.down.values().any(|since| held(*since))
+        self.down.get(kind).is_some_and(|since| held(*since))
             || self
                 .past
                 .iter()
-                .any(|(since, back)| now < *back && held(*since))
+                .any(|(k, since, back)| *k == kind && now < *back && held(*since))
     }
 }
 
@@ -69,7 +77,7 @@ impl Tracker {
             return Output::default();
         };
         let past = &mut self.behind.past;
-        past.push_back((since, stamp.mono));
+        past.push_back((kind, since, stamp.mono));
         if past.len() > REMEMBERED {
             past.pop_front();
         }
