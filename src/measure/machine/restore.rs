@@ -143,7 +143,12 @@ impl Machine {
                 let end = (requeued.wall + chrono::Duration::seconds(1)).min(now.wall);
                 let end = At::back_from(now, end);
                 let end = fell.map_or(end, |f| f.earliest(end));
-                self.close_unserved(end, now, out)
+                self.close_unserved(end, now, out);
+                // That bound is past the new `Queued`, which began the next wake: its
+                // second is where the next one may start.
+                if let Some(l) = self.last.as_mut().filter(|l| l.id == id) {
+                    l.next_floor = l.next_floor.min(requeued.second());
+                }
             }
         }
     }
