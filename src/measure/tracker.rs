@@ -64,7 +64,7 @@ struct Rev {
     /// Its objects' observations while its Revision is not in ([`pending`]). Boxed: most
     /// revisions never have any.
     #[allow(clippy::box_collection)]
-    pending: Option<Box<Vec<(Observation, Stamp)>>>,
+    pending: Option<Box<Vec<(Observation, Stamp, behind::Then)>>>,
 }
 
 impl Rev {
@@ -153,6 +153,9 @@ pub struct Tracker {
     causes: causes::Causes,
     /// The measuring watches that are down.
     behind: behind::Behind,
+    /// While observations that waited for their Revision are evaluated: the watches that
+    /// were down when the one evaluated arrived.
+    then: Option<behind::Then>,
 }
 
 /// What changed for the book since the last call.
@@ -179,9 +182,10 @@ impl Tracker {
     }
 
     fn ctx(&self, knobs: &Knobs, now: Stamp) -> Ctx {
+        let then = self.then.unwrap_or_else(|| self.behind.then(now.mono));
         Ctx {
-            behind: self.behind.any(now.mono),
-            pa_behind: self.behind.kind(behind::PODAUTOSCALERS, now.mono),
+            behind: then.any,
+            pa_behind: then.pa,
             thresholds: self.settings.thresholds,
             activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
             born_at_zero: knobs.initial_replicas == 0,

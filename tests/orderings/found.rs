@@ -1256,5 +1256,26 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 8590, 0, 0],
             }],
         ),
+        // A failed pull, two outages over it, the pods' backlog last each time: the reason
+        // they show is still to come when the deadline passes.
+        case(
+            0,
+            vec![FailedPull],
+            [0, 0, 0, 0, 0],
+            vec![
+                Fault::Held {
+                    wake: 170743279498926937,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 2407, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 9126786839353971080,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 1943, 0, 0, 0],
+                },
+            ],
+        ),
     ]
 }

@@ -11,7 +11,7 @@
 //! A watch down for longer than [`MAX_BEHIND`] no longer holds anything: a cluster that
 //! cannot be read about one kind must not keep wakes open forever.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::{Output, Tracker, history};
@@ -28,35 +28,41 @@ const MEASURED: [&str; 2] = [PODAUTOSCALERS, "pods"];
 /// may be older than the other streams'.
 pub const PODAUTOSCALERS: &str = "podautoscalers";
 
-/// How many past outages are remembered for observations evaluated late.
-const REMEMBERED: usize = 16;
+/// Which measuring watches were down when an observation arrived: one that waits for its
+/// Revision ([`super::pending`]) is evaluated later as it would have been then. Taken at
+/// arrival, not looked up by stamp: a watch's backlog and its watch coming back may share
+/// an instant, and only the order of arrival tells which came first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Then {
+    pub any: bool,
+    pub pa: bool,
+}
 
 #[derive(Debug, Default)]
 pub struct Behind {
     /// Each kind down, since when.
     down: BTreeMap<&'static str, Instant>,
-    /// Recent outages that are over, each kind's from its watch down to its watch back:
-    /// observations that waited for their Revision ([`super::pending`]) are evaluated at
-    /// their own stamps, and were behind if a watch was down then.
-    past: VecDeque<(&'static str, Instant, Instant)>,
 }
 
 impl Behind {
-    /// Whether some watch that measures revisions is (or, for a stamp of the past, was)
-    /// down at `now`, and not for too long.
+    /// Whether some watch that measures revisions is down at `now`, and not for too long.
     pub fn any(&self, now: Instant) -> bool {
         MEASURED.iter().any(|kind| self.kind(kind, now))
     }
 
-    /// Whether the watch of `kind` is (or was) down at `now`, and not for too long.
+    /// Whether the watch of `kind` is down at `now`, and not for too long.
     pub fn kind(&self, kind: &str, now: Instant) -> bool {
-        let held =
-            |since: Instant| since <= now && now.saturating_duration_since(since) < MAX_BEHIND;
-        self.down.get(kind).is_some_and(|since| held(*since))
-            || self
-                .past
-                .iter()
-                .any(|(k, since, back)| *k == kind && now < *back && held(*since))
+        self.down.get(kind).is_some_and(|since| {
+            *since <= now && now.saturating_duration_since(*since) < MAX_BEHIND
+        })
+    }
+
+    /// The watches down at `now`, to evaluate later an observation that arrived then.
+    pub fn then(&self, now: Instant) -> Then {
+        Then {
+            any: self.any(now),
+            pa: self.kind(PODAUTOSCALERS, now),
+        }
     }
 }
 
@@ -73,13 +79,8 @@ impl Tracker {
     /// watch is down, the wakes held back are judged.
     pub fn watch_back(&mut self, kind: &'static str, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Back(kind, stamp));
-        let Some(since) = self.behind.down.remove(kind) else {
+        if self.behind.down.remove(kind).is_none() {
             return Output::default();
-        };
-        let past = &mut self.behind.past;
-        past.push_back((kind, since, stamp.mono));
-        if past.len() > REMEMBERED {
-            past.pop_front();
         }
         if !self.behind.down.is_empty() {
             return Output::default();

@@ -8,7 +8,8 @@
 //! and went is gone from it before the first evaluation could see it serve. So until the
 //! Revision arrives its observations wait here, each with its stamp, and are then fed to
 //! the machine in their order, evaluated one by one as if the Revision had been there.
-//! Dating is the stamps', so waiting changes no time.
+//! Dating is the stamps', so waiting changes no time, and each is judged knowing the
+//! watches that were down when it arrived (a backlog still to come then holds a verdict).
 //!
 //! A revision whose Revision never comes (a watch that cannot list them) keeps at most
 //! [`MAX_PENDING`]; older observations are then taken in without evaluation, as before.
@@ -42,12 +43,13 @@ impl Tracker {
             ingest(&mut rev.machine, obs, stamp, &t);
             return Some(uid);
         }
+        let then = self.behind.then(stamp.mono);
         let pending = rev.pending.get_or_insert_default();
         if pending.len() >= MAX_PENDING {
-            let (oldest, at) = pending.remove(0);
+            let (oldest, at, _) = pending.remove(0);
             ingest(&mut rev.machine, oldest, at, &t);
         }
-        pending.push((obs, stamp));
+        pending.push((obs, stamp, then));
         None
     }
 
@@ -58,13 +60,15 @@ impl Tracker {
         let Some(pending) = self.revisions.get_mut(uid).and_then(|r| r.pending.take()) else {
             return;
         };
-        for (obs, stamp) in *pending {
+        for (obs, stamp, then) in *pending {
             let Some(rev) = self.revisions.get_mut(uid) else {
                 return;
             };
             ingest(&mut rev.machine, obs, stamp, &t);
             if self.synced && !self.defer(uid, stamp) {
+                self.then = Some(then);
                 self.evaluate(uid, stamp, out);
+                self.then = None;
             }
         }
     }
