@@ -1277,5 +1277,38 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         ),
+        // An initial start in an outage over the whole of it, then a restart whose history
+        // comes at once.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                7481380764774387511,
+                vec![Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 1199449600576033542,
+                        before: 0,
+                        after: 0,
+                        delays: [0; 5],
+                    },
+                    Fault::LateHistory {
+                        at: 12525,
+                        down: 200,
+                        after: 0,
+                    },
+                ],
+            )
+        },
+        // A first start after an initial start to three pods, its list meeting their
+        // scale-down: the PA's `Active` waited for all three, no bound on the first.
+        Case {
+            first_start: Some(FirstStart {
+                at: 9500,
+                lists: [0, 0, 0, 0, 568],
+            }),
+            initial_scale: 3,
+            ..case(9078951867113090401, vec![Served], [0; 5], vec![])
+        },
     ]
 }

@@ -112,6 +112,10 @@ pub struct Autoscaler {
     /// condition is in one state, and a fleet holds one of these per revision, so the
     /// four kinds share the slot.
     transition: Option<(Activity, DateTime<Utc>, At)>,
+    /// The `lastTransitionTime` of the last `Active=True` seen, kept once the condition
+    /// moves on: a list that meets the scale-down may find the pod that served first no
+    /// longer ready, and this still bounds when its period began serving.
+    active_since: Option<DateTime<Utc>>,
 }
 
 /// The states of `Active` the machine reads.
@@ -142,6 +146,9 @@ impl Autoscaler {
             };
             Some((activity, c.since?, side))
         });
+        if let Some((Activity::Active, since, _)) = now {
+            self.active_since = Some(since);
+        }
         self.transition = now.map(|(activity, since, side)| match self.transition {
             Some((was, s, at)) if was == activity && s == since => (activity, since, at),
             _ => (activity, since, At::date(stamp, Some(since), side, late)),
@@ -158,6 +165,11 @@ impl Autoscaler {
     /// `Active=Unknown Queued`, since when and first seen when.
     pub fn queued(&self) -> Option<(DateTime<Utc>, At)> {
         self.when(Activity::Queued)
+    }
+
+    /// When it last turned `Active=True`, whatever it says now.
+    pub fn last_active(&self) -> Option<DateTime<Utc>> {
+        self.active_since
     }
 
     /// `Active=True`.

@@ -23,6 +23,9 @@ impl Machine {
         if self.pods.iter().any(|p| p.snap.serving()) {
             return self.settle_serving(now, ctx, out);
         }
+        if self.settle_leaving(now, ctx, out) {
+            return;
+        }
         // Knative gave up on a wake while this process was not looking: its TimedOut is
         // newer than anything recorded, and came one activation timeout after the start.
         if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out())
@@ -259,7 +262,7 @@ impl Machine {
                     .as_ref()
                     .is_some_and(|c| c.is(CondStatus::False))
             });
-        let Some((created, Some(end))) = unseen.filter(|_| !continuing && !pa_says_idle) else {
+        let Some((created, Some(ready))) = unseen.filter(|_| !continuing && !pa_says_idle) else {
             if unseen.is_none() || continuing {
                 self.served_before = true;
                 self.failure = None;
@@ -279,7 +282,64 @@ impl Machine {
                 self.claimed[s as usize] = id;
             }
         }
-        self.close(Some(Outcome::Served), end, now, out);
+        // The first pod that served may be gone, or no longer ready: the PA's last turn
+        // to `Active`, after this period's first pod, bounds its serving by the end of
+        // that second.
+        let by_pa = (self.pa.as_ref())
+            .and_then(|p| p.last_active())
+            .map(|s| s.timestamp())
+            .filter(|s| *s >= created.timestamp())
+            .filter(|s| self.last().is_none_or(|l| *s > l.end_second + 1))
+            .and_then(|s| DateTime::from_timestamp(s + 1, 0))
+            .filter(|b| *b < ready.wall)
+            .map(|b| At::back_from(now, b));
+        self.close(Some(Outcome::Served), by_pa.unwrap_or(ready), now, out);
+    }
+
+    /// A list met the scale-down of a serving period this process never saw: its pods
+    /// ran and are leaving, none ready any more, yet the PA still says `Active` since that
+    /// period began. It served by the end of that second (the PA follows the first pod's
+    /// `Ready`); its first pod bounds its start.
+    fn settle_leaving(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) -> bool {
+        let Some((since, _)) = self.pa.as_ref().and_then(|p| p.active()) else {
+            return false;
+        };
+        let since_second = since.timestamp();
+        if self
+            .last()
+            .is_some_and(|l| since_second <= l.end_second + 1)
+        {
+            return false;
+        }
+        let Some(created) = self
+            .pods
+            .iter()
+            .filter(|p| p.snap.running && p.snap.deleting && p.created_second() <= since_second)
+            .filter(|p| {
+                self.last()
+                    .is_none_or(|l| p.created_second() > l.end_second)
+            })
+            .map(|p| p.snap.created)
+            .min()
+        else {
+            return false;
+        };
+        if self.recorded.contains(&created.timestamp()) {
+            return false;
+        }
+        let Some(kind) = self.kind_if_known(Some(created)) else {
+            return false;
+        };
+        self.open_as(kind, At::back_from(now, created), ctx);
+        let id = self.next_id;
+        for s in [Stream::Deployment, Stream::Autoscaler] {
+            if self.stream_wants(s) && !self.owed(s) {
+                self.claimed[s as usize] = id;
+            }
+        }
+        let end = (since + chrono::Duration::seconds(1)).min(now.wall);
+        self.close(Some(Outcome::Served), At::back_from(now, end), now, out);
+        true
     }
 
     /// The revision's creation as a start, as seen from `at`'s clock.
