@@ -11,8 +11,16 @@ use crate::measure::wake::Underway;
 use scaling_facts_api::{Outcome, WakeKind};
 
 impl Machine {
-    /// A wake the store already holds.
-    pub fn restore(&mut self, start_second: i64, outcome: Outcome, end: DateTime<Utc>) {
+    /// A wake the store already holds. `end_bounded`: its end may be only an upper bound
+    /// (an unserved wake of second precision, closed at an arrival), so a next wake may
+    /// have begun before it, from the second after its start.
+    pub fn restore(
+        &mut self,
+        start_second: i64,
+        outcome: Outcome,
+        end: DateTime<Utc>,
+        end_bounded: bool,
+    ) {
         remember(&mut self.recorded, start_second);
         if outcome == Outcome::Served {
             self.served_before = true;
@@ -28,7 +36,11 @@ impl Machine {
                 id: self.next_id,
                 start_second,
                 end_second: end.timestamp(),
-                next_floor: end.timestamp() + i64::from(outcome == Outcome::Served),
+                next_floor: if end_bounded && outcome != Outcome::Served {
+                    start_second + 1
+                } else {
+                    end.timestamp() + i64::from(outcome == Outcome::Served)
+                },
                 served: outcome == Outcome::Served,
                 closed: None,
             }));

@@ -298,7 +298,12 @@ fn a_timed_out_condition_left_from_the_last_wake_does_not_fail_the_next() {
 #[test]
 fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     let mut f = Feed::new();
-    f.m.restore(f.second(0).timestamp() - 100, Outcome::Served, f.second(0));
+    f.m.restore(
+        f.second(0).timestamp() - 100,
+        Outcome::Served,
+        f.second(0),
+        false,
+    );
     let stamp = f.stamp(9_000, Via::Listed);
     f.m.revision_seen(
         f.second(0) - chrono::Duration::days(1),
@@ -321,9 +326,12 @@ fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     assert_eq!(done.phases.provisioning_ms, Some(1_000));
     // The same pod seen again by a later restart, now recorded: nothing new.
     let mut again = Feed::new();
-    again
-        .m
-        .restore(done.start_second, Outcome::Served, done.serving_at.unwrap());
+    again.m.restore(
+        done.start_second,
+        Outcome::Served,
+        done.serving_at.unwrap(),
+        false,
+    );
     again.pa(1, 1, active, 20_000, Via::Listed);
     assert!(again.pod(p, 20_000, Via::Listed).is_empty());
 }

@@ -284,7 +284,8 @@ impl Tracker {
                 let end = w
                     .serving_at
                     .unwrap_or(w.requested_at + Duration::milliseconds(w.duration_ms as i64));
-                rev.machine.restore(w.start_second, w.outcome, end);
+                let bounded = w.precision == Precision::S;
+                rev.machine.restore(w.start_second, w.outcome, end, bounded);
             }
             if let Some(key) = rev.service.clone() {
                 self.dirty.insert(key.clone());
