@@ -109,7 +109,7 @@ fn held_delay() -> impl Strategy<Value = i64> {
 
 /// A fault of the case. The whole-wake outage ([`Fault::Held`]) is drawn only with
 /// `ORDERINGS_HELD=1`: the machine does not yet give the true wakes for every backlog
-/// order it generates (README, "Limits"); its cases found so far run in [`found`].
+/// order it generates (docs/outages.md, "Limits, as measured"); its cases found so far run in [`found`].
 fn fault() -> BoxedStrategy<Fault> {
     let others = prop_oneof![
         (0..5usize, 0..200_000i64, 100..1_500i64).prop_map(|(kind, at, gap)| Fault::Relist {
@@ -249,7 +249,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
         if t.outcome == Outcome::Served && w.outcome == Outcome::Aborted && !seen_serving(&ran, t) {
             // Nothing the service received showed this wake serving: every write that did
             // fell inside an outage and was lost to a relist. An end without evidence of
-            // serving is recorded as an abort (README, "The API server away"), and is not
+            // serving is recorded as an abort (docs/outages.md), and is not
             // among the served wakes below.
             continue;
         }

@@ -1,5 +1,5 @@
 //! Applying the editor's values to the Knative Service, and noticing when the Service is
-//! edited by another hand afterwards (README, "Applying the editor's values").
+//! edited by another hand afterwards (docs/operations.md, "Applying the editor's values").
 //!
 //! A `PUT config` stores the desired values (`pending`) and makes the first attempt at
 //! once, so the editor usually sees `applied` in the answer. What the API server could not

@@ -554,7 +554,7 @@ pub fn run(case: &Case) -> Ran {
             What::Restart { late, mid } => {
                 // The store answers before the service restarts again. Were it down across
                 // both lifetimes, the end of a wake underway at the first restart would be
-                // known only to the first lifetime's memory (README, "Limits").
+                // known only to the first lifetime's memory (docs/outages.md, "Limits, as measured").
                 if let Some((wakes, open)) = history.take() {
                     trace(at, "history arrives, just before the next restart");
                     let out = svc
