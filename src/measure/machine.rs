@@ -492,6 +492,16 @@ impl Machine {
             _ => requested.second() - 1,
         };
         self.next_id += 1;
+        // A Deployment created at scale wants pods for the initial start from its first
+        // state, a rise no event shows: its fall and its next rise are then told from it.
+        let dep = Stream::Deployment as usize;
+        if kind == WakeKind::Initial
+            && self.born_at_scale
+            && self.claimed[dep] == 0
+            && self.deployment.is_some_and(|d| d.replicas > 0)
+        {
+            self.claimed[dep] = self.next_id;
+        }
         self.failure = None;
         // Whatever opens now explains, or supersedes, a wake noticed only by its trace.
         self.unseen = None;

@@ -1310,5 +1310,31 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             ..case(9078951867113090401, vec![Served], [0; 5], vec![])
         },
+        // An abort wholly in an outage, the Deployment's backlog first and the PA's last:
+        // its pod came and went before the replayed `Queued`, which alone says it was a wake.
+        case(
+            0,
+            vec![Served, Served, Aborted, Served, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 16541499915815675829,
+                before: 1,
+                after: 0,
+                delays: [0, 0, 2788, 0, 2787],
+            }],
+        ),
+        // A revision created at scale, its PA's rise seen before its Deployment: the
+        // Deployment's replayed fall and rise are the initial start's end and the next wake.
+        case(
+            3498468122567221040,
+            vec![Served, Served],
+            [0, 0, 0, 92, 0],
+            vec![Fault::Held {
+                wake: 6258758746084549297,
+                before: 2451,
+                after: 0,
+                delays: [0, 0, 3949, 0, 3948],
+            }],
+        ),
     ]
 }

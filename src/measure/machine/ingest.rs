@@ -8,6 +8,7 @@ use super::dating::{At, Side};
 use super::evidence::{Autoscaler, Pod, failure, why_not_serving};
 use super::{Edge, Machine, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
+use scaling_facts_api::WakeKind;
 
 impl Machine {
     /// The Revision object was seen.
@@ -31,7 +32,16 @@ impl Machine {
             Some(n) if n > 0 && dep.replicas == 0 => {
                 self.edge(Stream::Deployment, false, At::arrival(stamp), stamp)
             }
-            None if dep.generation == 1 && dep.replicas > 0 => self.born_at_scale = true,
+            None if dep.generation == 1 && dep.replicas > 0 => {
+                self.born_at_scale = true;
+                // Created at scale for the initial start already open: its rise.
+                let d = Stream::Deployment as usize;
+                if let Some(w) = self.wake.as_ref().filter(|w| w.kind == WakeKind::Initial)
+                    && self.claimed[d] == 0
+                {
+                    self.claimed[d] = w.id;
+                }
+            }
             _ => {}
         }
         // A replayed event shows a past state, and a Deployment has no timestamp to say

@@ -89,6 +89,9 @@ impl Machine {
             })
         {
             u.wake.queued.get_or_insert(since.timestamp());
+            // Knative's own record of the request: a wake, whatever else went by unseen
+            // (its pods may have come and gone before this replay).
+            u.wake.evidence = true;
         }
         // The PA's `NoTraffic` within it dates its end better than an undated fall.
         if let Some((_, at)) = self
