@@ -1336,5 +1336,29 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 3949, 0, 3948],
             }],
         ),
+        // Two outages, the second over a scale-up: the pods the scale-up made while the
+        // wake's pod served are that period's, not a wake of their own.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                6561813267431099923,
+                vec![ScaleUp, Served, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 1302175836572534976,
+                        before: 0,
+                        after: 2216,
+                        delays: [0; 5],
+                    },
+                    Fault::Held {
+                        wake: 14186094654216107756,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 2217, 0, 0],
+                    },
+                ],
+            )
+        },
     ]
 }

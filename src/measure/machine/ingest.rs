@@ -125,7 +125,18 @@ impl Machine {
             // deletion fell in a watch gap. It inherits nothing.
             Some(p) if p.snap.created != snap.created => *p = Pod::new(snap, stamp, t),
             Some(p) => p.update(snap, stamp, t),
-            None => self.pods.push(Pod::new(snap, stamp, t)),
+            None => {
+                let mut pod = Pod::new(snap, stamp, t);
+                // Made while a pod whose serving is already explained was serving since an
+                // earlier second: more pods of that period (a scale-up), not a wake's.
+                pod.accounted = self.pods.iter().any(|p| {
+                    p.accounted
+                        && p.snap.serving()
+                        && (p.snap.ready.as_ref().and_then(|c| c.since))
+                            .is_some_and(|r| r.timestamp() < pod.created_second())
+                });
+                self.pods.push(pod);
+            }
         }
     }
 
