@@ -156,6 +156,9 @@ pub struct Tracker {
     /// While observations that waited for their Revision are evaluated: the watches that
     /// were down when the one evaluated arrived.
     then: Option<behind::Then>,
+    /// Revisions deleted while a measuring watch was down: removed once it is back, so
+    /// that their objects' backlog is measured first.
+    gone_later: Vec<String>,
 }
 
 /// What changed for the book since the last call.
@@ -263,20 +266,12 @@ impl Tracker {
                 uid
             }
             Observation::RevisionGone { uid } => {
-                if let Some(rev) = self.revisions.remove(uid.as_str()) {
-                    if rev.stored_open.is_some() {
-                        out.open.push(OpenChange::Closed {
-                            revision_uid: uid.clone(),
-                        });
-                    }
-                    if let Some(key) = rev.service {
-                        if let Some(uids) = self.by_service.get_mut(&key) {
-                            uids.retain(|u| **u != *uid);
-                        }
-                        self.dirty.insert(key.clone());
-                        self.dirty_reports.insert(key);
-                    }
+                // Its objects' backlog may still be on its way, with whole wakes in it.
+                if self.behind.any(stamp.mono) && self.revisions.contains_key(uid.as_str()) {
+                    self.gone_later.push(uid);
+                    return out;
                 }
+                self.revision_gone(&uid, &mut out);
                 return out;
             }
             obs @ (Observation::Deployment { .. }
@@ -291,6 +286,25 @@ impl Tracker {
             self.evaluate(&uid, stamp, &mut out);
         }
         out
+    }
+
+    /// A revision is deleted: its wake underway goes from the store, its release's facts
+    /// change.
+    fn revision_gone(&mut self, uid: &str, out: &mut Output) {
+        if let Some(rev) = self.revisions.remove(uid) {
+            if rev.stored_open.is_some() {
+                out.open.push(OpenChange::Closed {
+                    revision_uid: uid.to_owned(),
+                });
+            }
+            if let Some(key) = rev.service {
+                if let Some(uids) = self.by_service.get_mut(&key) {
+                    uids.retain(|u| **u != *uid);
+                }
+                self.dirty.insert(key.clone());
+                self.dirty_reports.insert(key);
+            }
+        }
     }
 
     fn revision_seen(&mut self, r: RevisionSnap, stamp: Stamp) -> String {
@@ -450,7 +464,10 @@ impl Tracker {
     pub fn tick(&mut self, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Tick(stamp));
         self.causes.expire(stamp.wall);
-        self.evaluate_waking(stamp)
+        let mut out = self.evaluate_waking(stamp);
+        // A watch down too long no longer holds anything back.
+        self.gone_now(stamp, &mut out);
+        out
     }
 
     /// Evaluates every revision with a wake open (or one to record), once synced.

@@ -1360,5 +1360,18 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A revision whose whole life fell in an outage: its deletion came back before its
+        // objects' backlog, which must still be measured.
+        case(
+            8120987479412862913,
+            vec![Replace],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 1110931007743347752,
+                before: 0,
+                after: 2606,
+                delays: [0, 0, 7919, 0, 7919],
+            }],
+        ),
     ]
 }

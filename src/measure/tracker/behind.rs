@@ -85,6 +85,18 @@ impl Tracker {
         if !self.behind.down.is_empty() {
             return Output::default();
         }
-        self.evaluate_waking(stamp)
+        let mut out = self.evaluate_waking(stamp);
+        self.gone_now(stamp, &mut out);
+        out
+    }
+
+    /// Removes the revisions deleted while a measuring watch was down, once none is.
+    pub(super) fn gone_now(&mut self, stamp: Stamp, out: &mut Output) {
+        if self.gone_later.is_empty() || self.behind.any(stamp.mono) {
+            return;
+        }
+        for uid in std::mem::take(&mut self.gone_later) {
+            self.revision_gone(&uid, out);
+        }
     }
 }
