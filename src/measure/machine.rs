@@ -258,8 +258,10 @@ pub struct Machine {
     created_live: Option<Box<At>>,
     /// The last pod removed that showed why it did not serve, by its creation second.
     gone_trouble: Option<Box<(i64, Failure)>>,
-    /// A wake that ended while a watch was down, waiting for its verdict ([`judging`]).
-    unjudged: Option<Box<judging::Unjudged>>,
+    /// Wakes that ended while a watch was down, oldest first, waiting for their verdict
+    /// ([`judging`]). Boxed: most revisions never have one.
+    #[allow(clippy::box_collection)]
+    unjudged: Option<Box<VecDeque<judging::Unjudged>>>,
     /// A watch of the revision's objects is down (as of the last evaluation).
     behind: bool,
 }
@@ -581,7 +583,7 @@ impl Machine {
     /// Whether a wake is open, or one seen only by its trace or one ended while a watch
     /// was down waits to be recorded, so time passing (or a watch back) can end it.
     pub fn waking(&self) -> bool {
-        self.wake.is_some() || self.unseen.is_some() || self.unjudged.is_some()
+        self.wake.is_some() || self.unseen.is_some() || self.oldest_unjudged().is_some()
     }
 }
 

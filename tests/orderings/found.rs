@@ -1373,5 +1373,22 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 7919, 0, 7919],
             }],
         ),
+        // An initial start wholly in an outage, its Deployment's backlog first, then two live
+        // wakes before the pods' and the PA's backlogs: each waits for its verdict in turn.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                13186229799998493826,
+                vec![Aborted, Aborted, Served, Served, Served],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 3577067390562485874,
+                    before: 0,
+                    after: 572,
+                    delays: [0, 0, 8477, 0, 8476],
+                }],
+            )
+        },
     ]
 }

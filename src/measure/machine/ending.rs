@@ -293,7 +293,7 @@ impl Machine {
             (None, _) if !w.evidence => None,
             (None, o) => Some(o.unwrap_or(Outcome::Aborted)),
         };
-        let held = outcome != Some(Outcome::Served) && self.hold_verdict(&w, end, out);
+        let held = outcome != Some(Outcome::Served) && self.hold_verdict(&w, end);
         if let Some(outcome) = outcome.filter(|_| !held) {
             let phases = self.phases(&w);
             out.extend(self.finish(&w, outcome, end, None, phases));

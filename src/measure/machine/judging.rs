@@ -11,6 +11,8 @@
 //! is recorded as served at that evidence, to the second; once no watch is down and none
 //! was found, it gets the verdict it would have had at once.
 
+use std::collections::VecDeque;
+
 use scaling_facts_api::{Outcome, WakeKind};
 
 use super::dating::At;
@@ -28,43 +30,54 @@ pub struct Unjudged {
 
 impl Machine {
     /// Whether `w`, ending unserved at `end`, must wait for its verdict: a watch is down.
-    pub(super) fn hold_verdict(&mut self, w: &Wake, end: At, out: &mut Vec<Finished>) -> bool {
+    pub(super) fn hold_verdict(&mut self, w: &Wake, end: At) -> bool {
         if !self.behind || w.failed.is_some() {
             return false;
         }
-        // One waits at a time: an earlier one gets the verdict the evidence in gives.
-        if let Some(prev) = self.unjudged.take()
-            && prev.wake.evidence
-        {
-            let phases = self.phases(&prev.wake);
-            out.extend(self.finish(&prev.wake, Outcome::Aborted, prev.end, None, phases));
-        }
-        self.unjudged = Some(Box::new(Unjudged {
+        // Each waits in turn, the oldest first: a backlog may still bring what an earlier
+        // one needs after a later one ended.
+        self.unjudged.get_or_insert_default().push_back(Unjudged {
             wake: Box::new(w.clone()),
             end,
             gave_up: None,
-        }));
+        });
         true
     }
 
-    /// Judges the wake waiting for its verdict, if the evidence is in.
+    /// The oldest wake waiting for its verdict.
+    pub(super) fn oldest_unjudged(&self) -> Option<&Unjudged> {
+        self.unjudged.as_deref().and_then(VecDeque::front)
+    }
+
+    /// Judges the wakes waiting for their verdict, oldest first, while the evidence is in.
     pub(super) fn judge(&mut self, out: &mut Vec<Finished>) {
+        while self.oldest_unjudged().is_some() {
+            if !self.judge_oldest(out) {
+                return;
+            }
+        }
+        self.unjudged = None;
+    }
+
+    /// Judges the oldest wake waiting for its verdict, if the evidence is in; false when
+    /// it must wait on.
+    fn judge_oldest(&mut self, out: &mut Vec<Finished>) -> bool {
         let Some((floor, end)) = self
-            .unjudged
-            .as_ref()
+            .oldest_unjudged()
             .map(|u| (u.wake.floor, u.end.second()))
         else {
-            return;
+            return false;
         };
-        // Its pods were made by its end; those made since the open wake began are that
+        // Its pods were made by its end; those made since the next wake began are that
         // wake's, whatever an end known only from above allows.
-        let made_by = self
-            .wake
-            .as_ref()
-            .map_or(end, |w| end.min(w.lower_bound().timestamp() - 1));
+        let next = (self.unjudged.as_deref())
+            .and_then(|q| q.get(1))
+            .map(|u| &*u.wake)
+            .or(self.wake.as_deref());
+        let made_by = next.map_or(end, |w| end.min(w.lower_bound().timestamp() - 1));
         let gone = self.trouble_gone(floor..=made_by);
-        let Some(u) = self.unjudged.as_deref_mut() else {
-            return;
+        let Some(u) = self.unjudged.as_deref_mut().and_then(VecDeque::front_mut) else {
+            return false;
         };
         // Why its pods did not serve, as the latest of them says: the reason of a failure.
         if let Some(shown) = self
@@ -125,9 +138,11 @@ impl Machine {
             .map(|(_, at)| at);
         let served = [pod, pa].into_iter().flatten().reduce(At::earliest);
         if served.is_none() && self.behind {
-            return;
+            return false;
         }
-        let u = self.unjudged.take().expect("looked at above");
+        let u = (self.unjudged.as_deref_mut())
+            .and_then(VecDeque::pop_front)
+            .expect("looked at above");
         let gave_up_at = u.gave_up;
         match served {
             Some(at) => {
@@ -155,7 +170,11 @@ impl Machine {
                 } else {
                     u.end.second()
                 };
-                if let Some(w) = self.wake.as_mut() {
+                let next = match self.unjudged.as_deref_mut().and_then(VecDeque::front_mut) {
+                    Some(n) => Some(&mut *n.wake),
+                    None => self.wake.as_deref_mut(),
+                };
+                if let Some(w) = next {
                     w.floor = w.floor.max(ended.min(w.requested.second() - 1));
                 }
             }
@@ -174,5 +193,6 @@ impl Machine {
             }
             None => {}
         }
+        true
     }
 }

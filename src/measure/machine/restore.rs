@@ -180,7 +180,7 @@ impl Machine {
         // A wake that ended while a watch was down is still to be recorded: a process
         // killed now continues it, ended, from the store. (With a newer wake open, that
         // one holds the revision's one row.)
-        let u = self.unjudged.as_deref()?;
+        let u = self.oldest_unjudged()?;
         Some(Underway {
             kind: u.wake.kind,
             requested_at: u.wake.requested.wall,

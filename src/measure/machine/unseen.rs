@@ -370,7 +370,9 @@ impl Machine {
         let after_zero = self
             .seen_at_zero
             .is_some_and(|z| pod_created.is_none_or(|p| p.timestamp() >= z));
-        if self.served_before || self.born_at_zero || after_zero {
+        // A want after one that awaits its verdict is not the first.
+        if self.served_before || self.born_at_zero || after_zero || self.oldest_unjudged().is_some()
+        {
             return Some(WakeKind::Wake);
         }
         if self.born_at_scale || self.created_live.is_some() {
