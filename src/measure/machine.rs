@@ -494,11 +494,12 @@ impl Machine {
             _ => requested.second() - 1,
         };
         self.next_id += 1;
-        // A Deployment created at scale wants pods for the initial start from its first
-        // state, a rise no event shows: its fall and its next rise are then told from it.
+        // A Deployment that wants pods and never rose (created at scale, or first seen
+        // by a list) wants them for the start opening now, unless a period already
+        // serves: its fall and its next rise are then told from it.
         let dep = Stream::Deployment as usize;
-        if kind == WakeKind::Initial
-            && self.born_at_scale
+        if (kind == WakeKind::Initial && self.born_at_scale
+            || !self.pods.iter().any(|p| p.snap.serving()))
             && self.claimed[dep] == 0
             && self.deployment.is_some_and(|d| d.replicas > 0)
         {

@@ -1390,5 +1390,23 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // A first start in mid-history, the Deployment's stream 1.3 s behind and listed
+        // wanting pods: that want is the wake opened at the sync, so its late fall is not
+        // the next wake's end (a 92 ms abort).
+        Case {
+            first_start: Some(FirstStart {
+                at: 2388,
+                lists: [0, 0, 0, 752, 0],
+            }),
+            born_at_zero: true,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                12613085553105328807,
+                vec![Aborted, Aborted, Served, Served],
+                [0, 0, 0, 1332, 0],
+                vec![],
+            )
+        },
     ]
 }
