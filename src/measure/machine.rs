@@ -475,6 +475,15 @@ impl Machine {
         self.claimed[s] = self.next_id;
     }
 
+    /// A Deployment that wants pods but never rose for any wake (created at scale, or
+    /// first seen by a list) wants them for wake `id`.
+    fn claim_unrisen_deployment(&mut self, id: u64) {
+        let dep = Stream::Deployment as usize;
+        if self.claimed[dep] == 0 && self.deployment.is_some_and(|d| d.replicas > 0) {
+            self.claimed[dep] = id;
+        }
+    }
+
     fn open(&mut self, at: At, ctx: &Ctx) {
         self.open_as(self.kind_of_new(None), at, ctx);
     }
@@ -497,13 +506,10 @@ impl Machine {
         // A Deployment that wants pods and never rose (created at scale, or first seen
         // by a list) wants them for the start opening now, unless a period already
         // serves: its fall and its next rise are then told from it.
-        let dep = Stream::Deployment as usize;
-        if (kind == WakeKind::Initial && self.born_at_scale
-            || !self.pods.iter().any(|p| p.snap.serving()))
-            && self.claimed[dep] == 0
-            && self.deployment.is_some_and(|d| d.replicas > 0)
+        if kind == WakeKind::Initial && self.born_at_scale
+            || !self.pods.iter().any(|p| p.snap.serving())
         {
-            self.claimed[dep] = self.next_id;
+            self.claim_unrisen_deployment(self.next_id);
         }
         self.failure = None;
         // Whatever opens now explains, or supersedes, a wake noticed only by its trace.

@@ -25,6 +25,7 @@ impl Machine {
         if prev.is_some_and(|p| dep.version != 0 && dep.version <= p.version) {
             return; // a replay of what this stream already showed
         }
+        let created_at_scale = prev.is_none() && dep.generation == 1 && dep.replicas > 0;
         match prev.map(|p| p.replicas) {
             Some(0) if dep.replicas > 0 => {
                 self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
@@ -32,16 +33,7 @@ impl Machine {
             Some(n) if n > 0 && dep.replicas == 0 => {
                 self.edge(Stream::Deployment, false, At::arrival(stamp), stamp)
             }
-            None if dep.generation == 1 && dep.replicas > 0 => {
-                self.born_at_scale = true;
-                // Created at scale for the initial start already open: its rise.
-                let d = Stream::Deployment as usize;
-                if let Some(w) = self.wake.as_ref().filter(|w| w.kind == WakeKind::Initial)
-                    && self.claimed[d] == 0
-                {
-                    self.claimed[d] = w.id;
-                }
-            }
+            None if created_at_scale => self.born_at_scale = true,
             _ => {}
         }
         // A replayed event shows a past state, and a Deployment has no timestamp to say
@@ -51,6 +43,14 @@ impl Machine {
             self.saw_zero(stamp.wall.timestamp());
         }
         self.deployment = Some(dep);
+        // Created at scale for the initial start already open: its rise.
+        if created_at_scale
+            && let Some(id) = (self.wake.as_ref())
+                .filter(|w| w.kind == WakeKind::Initial)
+                .map(|w| w.id)
+        {
+            self.claim_unrisen_deployment(id);
+        }
     }
 
     pub fn set_pa(&mut self, snap: PaSnap, stamp: Stamp, t: &Thresholds) {

@@ -273,15 +273,7 @@ impl Machine {
         let Some(kind) = self.kind_if_known(Some(created)) else {
             return; // the Revision or its Deployment will tell
         };
-        self.open_as(kind, At::back_from(now, created), ctx);
-        // The streams that want pods now rose for this serving period: their next fall
-        // ends it, not a wake that opens before a lagging stream shows that fall.
-        let id = self.next_id;
-        for s in [Stream::Deployment, Stream::Autoscaler] {
-            if self.stream_wants(s) && !self.owed(s) {
-                self.claimed[s as usize] = id;
-            }
-        }
+        self.open_period(kind, At::back_from(now, created), ctx);
         // The first pod that served may be gone, or no longer ready: the PA's last turn
         // to `Active`, after this period's first pod, bounds its serving by the end of
         // that second.
@@ -294,6 +286,19 @@ impl Machine {
             .filter(|b| *b < ready.wall)
             .map(|b| At::back_from(now, b));
         self.close(Some(Outcome::Served), by_pa.unwrap_or(ready), now, out);
+    }
+
+    /// Opens a serving period this process did not see begin. The streams that want
+    /// pods now rose for it: their next fall ends it, not a wake that opens before a
+    /// lagging stream shows that fall.
+    fn open_period(&mut self, kind: WakeKind, start: At, ctx: &Ctx) {
+        self.open_as(kind, start, ctx);
+        let id = self.next_id;
+        for s in [Stream::Deployment, Stream::Autoscaler] {
+            if self.stream_wants(s) && !self.owed(s) {
+                self.claimed[s as usize] = id;
+            }
+        }
     }
 
     /// A list met the scale-down of a serving period this process never saw: its pods
@@ -330,13 +335,7 @@ impl Machine {
         let Some(kind) = self.kind_if_known(Some(created)) else {
             return false;
         };
-        self.open_as(kind, At::back_from(now, created), ctx);
-        let id = self.next_id;
-        for s in [Stream::Deployment, Stream::Autoscaler] {
-            if self.stream_wants(s) && !self.owed(s) {
-                self.claimed[s as usize] = id;
-            }
-        }
+        self.open_period(kind, At::back_from(now, created), ctx);
         let end = (since + chrono::Duration::seconds(1)).min(now.wall);
         self.close(Some(Outcome::Served), At::back_from(now, end), now, out);
         true
