@@ -1408,5 +1408,22 @@ pub fn cases() -> Vec<Case> {
                 vec![],
             )
         },
+        // An initial start over a whole outage, its Deployment backlog rising, falling and rising again at once: the first pod of the backlog is the initial start's, not the dating of the next wake (a phantom wake at second 1).
+        Case {
+            seed: 4545729338541980690,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 4303351250876816214,
+                before: 0,
+                after: 939,
+                delays: [0, 0, 384, 383, 383],
+            }],
+        },
     ]
 }

@@ -17,7 +17,7 @@ use scaling_facts_api::{Outcome, WakeKind};
 
 use super::dating::At;
 use super::evidence::{failure, gave_up, why_not_serving};
-use super::{Finished, Machine, Wake};
+use super::{Finished, Machine, Pod, Wake};
 
 /// A wake ended with no verdict yet.
 #[derive(Debug, Clone)]
@@ -51,12 +51,45 @@ impl Machine {
 
     /// Judges the wakes waiting for their verdict, oldest first, while the evidence is in.
     pub(super) fn judge(&mut self, out: &mut Vec<Finished>) {
+        self.first_pods_claimed();
         while self.oldest_unjudged().is_some() {
             if !self.judge_oldest(out) {
                 return;
             }
         }
         self.unjudged = None;
+    }
+
+    /// A Deployment that rises makes its first pod at once, and Knative keeps a woken
+    /// revision up for far longer than a second: so the first pod made inside a wake
+    /// waiting for its verdict, before the second its end was seen in, is that wake's.
+    /// The wake after it, when only its arrival bounds its start (a backlog's rise),
+    /// cannot have begun before the next second: otherwise the older wake's pods, late in
+    /// the same backlog, would date the newer one and serve it.
+    fn first_pods_claimed(&mut self) {
+        let Some(queue) = self.unjudged.as_deref_mut() else {
+            return;
+        };
+        let pods = &self.pods;
+        let first_made = |u: &Unjudged| {
+            let (from, to) = (u.wake.floor.max(u.wake.start_second()), u.end.second());
+            pods.iter()
+                .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
+                .map(Pod::created_second)
+                .min()
+        };
+        let mut before: Option<i64> = None;
+        for u in queue.iter_mut() {
+            if let Some(made) = before.filter(|_| !u.wake.requested.exact) {
+                u.wake.floor = u.wake.floor.max((made + 1).min(u.wake.requested.second()));
+            }
+            before = first_made(u);
+        }
+        if let Some(w) = self.wake.as_deref_mut().filter(|w| !w.requested.exact)
+            && let Some(made) = before
+        {
+            w.floor = w.floor.max((made + 1).min(w.requested.second()));
+        }
     }
 
     /// Judges the oldest wake waiting for its verdict, if the evidence is in; false when
