@@ -30,6 +30,7 @@ mod ending;
 mod evidence;
 mod ingest;
 mod judging;
+mod late;
 mod restore;
 mod summary;
 mod unseen;
@@ -162,6 +163,31 @@ struct Wake {
 }
 
 impl Wake {
+    /// A wake requested at `requested`, nothing else known of it yet.
+    fn new(id: u64, kind: WakeKind, requested: At, ctx: &Ctx) -> Self {
+        Self {
+            id,
+            kind,
+            requested,
+            floor: requested.second() - 1,
+            queued: None,
+            fell: [false; 2],
+            first_fall: None,
+            failed: None,
+            deadline_at: requested.wall + ctx.activation_timeout,
+            ending: None,
+            evidence: false,
+            pa_streamed: false,
+            certain_abort: false,
+            pod_seen: None,
+            superseded: None,
+            opened: requested,
+            after: None,
+            pa_served: None,
+            trouble: None,
+        }
+    }
+
     fn start_second(&self) -> i64 {
         self.queued.unwrap_or(self.requested.second())
     }
@@ -264,6 +290,8 @@ pub struct Machine {
     unjudged: Option<Box<VecDeque<judging::Unjudged>>>,
     /// A watch of the revision's objects is down (as of the last evaluation).
     behind: bool,
+    /// A wake the PA's replay began before the open one ([`late`]): its `Queued`.
+    late: Option<Box<At>>,
 }
 
 impl Machine {
@@ -293,7 +321,7 @@ impl Machine {
             let s = edge.stream as usize;
             if edge.rise {
                 quiet_falls[s] = None;
-                self.rise(edge.stream, edge.at, now, ctx, &mut out);
+                self.rise((edge.stream, edge.at, edge.streamed), now, ctx, &mut out);
                 if let Some(w) = self.wake.as_mut().filter(|w| self.claimed[s] == w.id)
                     && edge.stream == Stream::Autoscaler
                 {
@@ -370,13 +398,20 @@ impl Machine {
             }
         }
         self.judge(&mut out);
+        self.settle_late(ctx, &mut out);
         self.settle(now, ctx, quiet_falls, &mut out);
         self.judge(&mut out);
         out
     }
 
     /// A stream rose: joins the wake underway, echoes the last one, or starts a new one.
-    fn rise(&mut self, stream: Stream, at: At, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+    fn rise(
+        &mut self,
+        (stream, at, streamed): (Stream, At, bool),
+        now: Stamp,
+        ctx: &Ctx,
+        out: &mut Vec<Finished>,
+    ) {
         let s = stream as usize;
         let pa = self.pa.as_ref();
         let queued = pa.and_then(|p| p.queued()).map(|q| q.0.timestamp());
@@ -395,6 +430,9 @@ impl Machine {
             && queued.is_some()
             && begun.is_some_and(|b| at.second() < b)
         {
+            if streamed {
+                self.late_rise(at);
+            }
             return;
         }
         // A Deployment rise replayed late, on a stream that showed neither the last wake's
@@ -514,27 +552,12 @@ impl Machine {
         self.failure = None;
         // Whatever opens now explains, or supersedes, a wake noticed only by its trace.
         self.unseen = None;
-        self.wake = Some(Box::new(Wake {
-            id: self.next_id,
-            kind,
-            requested,
-            floor: floor.min(requested.second() - 1),
-            queued: None,
-            fell: [false; 2],
-            first_fall: None,
-            failed: None,
-            deadline_at: requested.wall + ctx.activation_timeout,
-            ending: None,
-            evidence: at.exact,
-            pa_streamed: false,
-            certain_abort: false,
-            pod_seen: None,
-            superseded: None,
-            opened: at,
-            after,
-            pa_served: None,
-            trouble: None,
-        }));
+        let mut w = Wake::new(self.next_id, kind, requested, ctx);
+        w.floor = floor.min(requested.second() - 1);
+        w.evidence = at.exact;
+        w.opened = at;
+        w.after = after;
+        self.wake = Some(Box::new(w));
     }
 
     /// A wake opened at `at` began after its streams were last seen at zero since the last

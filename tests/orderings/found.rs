@@ -1425,5 +1425,22 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 384, 383, 383],
             }],
         },
+        // A served wake over a whole outage whose pods' backlog came first (taken for more pods of the last period, the PA held at its old state), then the Deployment's, joined to the next wake: only the PA's replay, last, dates it.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 10124047737281874163,
+                before: 2501,
+                after: 0,
+                delays: [0, 0, 7568, 4251, 0],
+            }],
+        },
     ]
 }
