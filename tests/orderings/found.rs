@@ -1442,5 +1442,22 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 7568, 4251, 0],
             }],
         },
+        // The same at initial scale 3, its pods made across a second boundary: all of them are the initial start's.
+        Case {
+            seed: 4250194646322113801,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 1471367070517891286,
+                before: 0,
+                after: 1762,
+                delays: [0, 0, 193, 0, 0],
+            }],
+        },
     ]
 }

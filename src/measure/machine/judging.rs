@@ -60,12 +60,13 @@ impl Machine {
         self.unjudged = None;
     }
 
-    /// A Deployment that rises makes its first pod at once, and Knative keeps a woken
-    /// revision up for far longer than a second: so the first pod made inside a wake
-    /// waiting for its verdict, before the second its end was seen in, is that wake's.
-    /// The wake after it, when only its arrival bounds its start (a backlog's rise),
-    /// cannot have begun before the next second: otherwise the older wake's pods, late in
-    /// the same backlog, would date the newer one and serve it.
+    /// A Deployment that rises makes its pods at once (within a second, which they may
+    /// straddle), and Knative keeps a woken revision up for far longer: so the first pod
+    /// made inside a wake waiting for its verdict, before the second its end was seen in,
+    /// and those of the same second or the next, are that wake's. The wake after it, when
+    /// only its arrival bounds its start (a backlog's rise), began after them: otherwise
+    /// the older wake's pods, late in the same backlog, would date the newer one and
+    /// serve it.
     fn first_pods_claimed(&mut self) {
         let Some(queue) = self.unjudged.as_deref_mut() else {
             return;
@@ -81,14 +82,14 @@ impl Machine {
         let mut before: Option<i64> = None;
         for u in queue.iter_mut() {
             if let Some(made) = before.filter(|_| !u.wake.requested.exact) {
-                u.wake.floor = u.wake.floor.max((made + 1).min(u.wake.requested.second()));
+                u.wake.floor = u.wake.floor.max((made + 2).min(u.wake.requested.second()));
             }
             before = first_made(u);
         }
         if let Some(w) = self.wake.as_deref_mut().filter(|w| !w.requested.exact)
             && let Some(made) = before
         {
-            w.floor = w.floor.max((made + 1).min(w.requested.second()));
+            w.floor = w.floor.max((made + 2).min(w.requested.second()));
         }
     }
 
