@@ -1459,5 +1459,22 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 193, 0, 0],
             }],
         },
+        // An abort seen rising, then an outage: its one pod gone in the backlog, the next wake's pod live, the Deployment's fall undated. The next pod is not its serving: the PA's `NoTraffic`, on its way, bounds its end before it.
+        Case {
+            seed: 425728305431589702,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Aborted, Served, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 14500702474057721365,
+                before: 0,
+                after: 820,
+                delays: [0, 0, 5327, 3719, 0],
+            }],
+        },
     ]
 }

@@ -157,10 +157,22 @@ impl Machine {
         {
             u.gave_up.get_or_insert(at);
         }
+        // While a watch is still down, an end known only from above may reach past the
+        // next wake's unseen start: only the pods of its own scale-up (its start's second
+        // or the next) say it served; the PA's `NoTraffic`, on its way, will bound the rest.
+        // The end as now bounded: a `NoTraffic` may have brought it before the next
+        // wake's pods.
+        let end = u.end.second();
+        let made_by = made_by.min(end);
+        let pods_by = if u.end.undated && self.behind {
+            made_by.min(u.wake.start_second() + 1)
+        } else {
+            made_by
+        };
         let pod = self
             .pods
             .iter()
-            .filter(|p| !p.accounted && (floor..=made_by).contains(&p.created_second()))
+            .filter(|p| !p.accounted && (floor..=pods_by).contains(&p.created_second()))
             .filter_map(|p| p.ready)
             .filter(|r| r.second() <= end + 1)
             .reduce(At::earliest);
