@@ -1476,5 +1476,20 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 5327, 3719, 0],
             }],
         },
+        // A revision born at scale inside an outage, its PA listed before its Revision and first evaluated once already `ScaleTargetInitialized` by this very start: its first pod, made with it, says initial start, not wake.
+        Case {
+            seed: 11502684434451080156,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Replace],
+            lag: [0, 0, 0, 0, 10],
+            faults: vec![Fault::Outage {
+                at: 13856,
+                gap: 1629,
+            }],
+        },
     ]
 }

@@ -140,8 +140,16 @@ impl Machine {
             .filter(|p| !p.snap.deleting && after_last(p.created_second()) && p.created.exact)
             .map(|p| p.created)
             .reduce(At::earliest);
+        // Its first pod, when one is made: made soon after the revision was, it is the
+        // revision's initial start (a PA already initialized may have been so by it).
+        let made = self
+            .pods
+            .iter()
+            .filter(|p| !p.snap.deleting && after_last(p.created_second()))
+            .map(|p| p.snap.created)
+            .min();
         if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
-            self.open(start, ctx);
+            self.open_as(self.kind_of_new(made), start, ctx);
             if let Some(w) = self.wake.as_mut() {
                 w.pod_seen = pod_seen;
             }
