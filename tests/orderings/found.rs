@@ -1491,5 +1491,23 @@ pub fn cases() -> Vec<Case> {
                 gap: 1629,
             }],
         },
+        // A wake opened by its first pod while the other watches were silently gone (an outage the pods' watch met later): their last word, at zero, predates it, so it is not aborted after the grace; it waits for them.
+        Case {
+            seed: 13439100901221790555,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Served, ScaleUp, Served, FailedPull, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Outage { at: 0, gap: 100 },
+                Fault::Outage {
+                    at: 32923,
+                    gap: 2852,
+                },
+            ],
+        },
     ]
 }

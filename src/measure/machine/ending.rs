@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::At;
 use super::evidence::{Pod, classify, failure, gave_up, why_not_serving};
-use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Wake, remember};
+use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Stream, Wake, remember};
 use crate::measure::observe::Stamp;
 use scaling_facts_api::Failure;
 use scaling_facts_api::{Outcome, PhaseDurations, Precision, WakeKind};
@@ -202,7 +202,16 @@ impl Machine {
         }
         let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
         let certain = w.certain_abort;
-        if ctx.behind || !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE {
+        // No stream has said a word since this wake began: their last, at zero, is older
+        // than its first pod, so their watches are behind (silently, or a relist is on its
+        // way), not at zero for it. The wake waits for them, until Knative's deadline.
+        let silent = [Stream::Deployment, Stream::Autoscaler].iter().all(|s| {
+            !w.fell[*s as usize] && self.zero_seen[*s as usize].is_none_or(|z| z < w.requested.wall)
+        }) && now.wall < w.deadline_at;
+        if ctx.behind
+            || silent
+            || !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE
+        {
             self.wake = Some(w);
             return;
         }
