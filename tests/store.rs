@@ -444,3 +444,41 @@ async fn an_unknown_url_scheme_is_refused() {
     let err = Store::connect_lazy(&common::db_config("mysql://x/y")).unwrap_err();
     assert!(err.to_string().contains("mysql"), "{err}");
 }
+
+on_both_backends!(
+    a_wake_underway_keeps_its_end_and_trouble,
+    async |store: Store| {
+        use scaling_facts::measure::wake::{OpenChange, OpenWake};
+        let mut underway = OpenWake {
+            revision_uid: "rev-a".into(),
+            kind: WakeKind::Wake,
+            start_second: t(40).timestamp(),
+            requested_at: t(40) + chrono::Duration::milliseconds(125),
+            ended_at: None,
+            trouble: None,
+        };
+        store
+            .apply_open(&OpenChange::Opened(underway.clone()))
+            .await
+            .unwrap();
+        assert_eq!(store.open_wakes().await.unwrap(), vec![underway.clone()]);
+        // What the machine learns later replaces the row: the pods' reason, the fall.
+        underway.ended_at = Some(t(75) + chrono::Duration::milliseconds(9));
+        underway.trouble = Some(scaling_facts_api::Failure {
+            reason: "ErrImagePull".into(),
+            message: "pull access denied".into(),
+        });
+        store
+            .apply_open(&OpenChange::Opened(underway.clone()))
+            .await
+            .unwrap();
+        assert_eq!(store.open_wakes().await.unwrap(), vec![underway]);
+        store
+            .apply_open(&OpenChange::Closed {
+                revision_uid: "rev-a".into(),
+            })
+            .await
+            .unwrap();
+        assert!(store.open_wakes().await.unwrap().is_empty());
+    }
+);

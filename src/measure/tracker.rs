@@ -353,7 +353,7 @@ impl Tracker {
         let finished = rev.machine.evaluate(stamp, &ctx);
         let open_after = rev.machine.open_wake();
         if rev.stored_open.as_deref() != open_after.as_ref() {
-            rev.stored_open = open_after.map(Box::new);
+            rev.stored_open = open_after.clone().map(Box::new);
             out.open.push(match open_after {
                 Some(u) => OpenChange::Opened(OpenWake::new(uid, u)),
                 None => OpenChange::Closed {

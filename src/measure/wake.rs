@@ -6,7 +6,7 @@
 //! whole second it started in.
 
 use chrono::{DateTime, Utc};
-use scaling_facts_api::WakeKind;
+use scaling_facts_api::{Failure, WakeKind};
 use serde::{Deserialize, Serialize};
 
 /// A wake underway, kept in the store while it lasts so that a restart (even after
@@ -23,6 +23,11 @@ pub struct OpenWake {
     /// may not show once the next wake began.
     #[serde(default)]
     pub ended_at: Option<DateTime<Utc>>,
+    /// Why its pods were not serving, as they last showed (a pull error, a crash loop):
+    /// Knative's give-up may come while the process is down and the pods are gone by its
+    /// restart, and the failure still names its cause.
+    #[serde(default)]
+    pub trouble: Option<Failure>,
 }
 
 impl OpenWake {
@@ -33,6 +38,7 @@ impl OpenWake {
             start_second: u.start_second,
             requested_at: u.requested_at,
             ended_at: u.ended_at,
+            trouble: u.trouble,
         }
     }
 
@@ -42,17 +48,19 @@ impl OpenWake {
             requested_at: self.requested_at,
             start_second: self.start_second,
             ended_at: self.ended_at,
+            trouble: self.trouble.clone(),
         }
     }
 }
 
 /// A revision's wake underway as its machine knows it, without the revision.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Underway {
     pub kind: WakeKind,
     pub requested_at: DateTime<Utc>,
     pub start_second: i64,
     pub ended_at: Option<DateTime<Utc>>,
+    pub trouble: Option<Failure>,
 }
 
 /// A change to the wakes underway, for the store.

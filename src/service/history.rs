@@ -158,6 +158,7 @@ mod tests {
             start_second: s,
             requested_at: chrono::DateTime::from_timestamp(s, 0).unwrap(),
             ended_at: None,
+            trouble: None,
         }
     }
 

@@ -6,6 +6,7 @@ use sqlx::Row;
 
 use super::{Store, StoreError, time_of};
 use crate::measure::wake::{OpenChange, OpenWake};
+use scaling_facts_api::Failure;
 
 impl Store {
     /// Notes that a wake began (or that what is known of it changed), or that it ended.
@@ -41,7 +42,8 @@ impl Store {
     /// Every wake underway when the last process stopped.
     pub async fn open_wakes(&self) -> Result<Vec<OpenWake>, StoreError> {
         let rows = sqlx::query(
-            "SELECT revision_uid, kind, start_second, requested_ms, ended_ms FROM open_wakes \
+            "SELECT revision_uid, kind, start_second, requested_ms, ended_ms, trouble_reason, \
+             trouble_message FROM open_wakes \
              ORDER BY revision_uid",
         )
         .fetch_all(self.pool())
@@ -60,6 +62,16 @@ impl Store {
                         .try_get::<Option<i64>, _>(4)?
                         .map(|ms| time_of("open_wakes.ended_ms", ms))
                         .transpose()?,
+                    trouble: match (
+                        row.try_get::<Option<String>, _>(5)?,
+                        row.try_get::<Option<String>, _>(6)?,
+                    ) {
+                        (Some(reason), message) => Some(Failure {
+                            reason,
+                            message: message.unwrap_or_default(),
+                        }),
+                        (None, _) => None,
+                    },
                 })
             })
             .collect()
@@ -69,14 +81,18 @@ impl Store {
 fn upsert(w: &OpenWake) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
     sqlx::query(
         "INSERT INTO open_wakes \
-         (revision_uid, kind, start_second, requested_ms, ended_ms) \
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_uid) DO UPDATE SET \
+         (revision_uid, kind, start_second, requested_ms, ended_ms, trouble_reason, \
+         trouble_message) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (revision_uid) DO UPDATE SET \
          kind = excluded.kind, start_second = excluded.start_second, \
-         requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms",
+         requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms, \
+         trouble_reason = excluded.trouble_reason, trouble_message = excluded.trouble_message",
     )
     .bind(&w.revision_uid)
     .bind(w.kind.as_str())
     .bind(w.start_second)
     .bind(w.requested_at.timestamp_millis())
     .bind(w.ended_at.map(|e| e.timestamp_millis()))
+    .bind(w.trouble.as_ref().map(|t| t.reason.as_str()))
+    .bind(w.trouble.as_ref().map(|t| t.message.as_str()))
 }

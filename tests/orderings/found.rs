@@ -1509,5 +1509,23 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A pull-failing wake found underway at the first start, its pods gone and Knative's give-up written while the process restarted: the wake underway keeps its pods' last reason in the store, so the failure still names the pull error.
+        Case {
+            seed: 2725965808574490665,
+            first_start: Some(FirstStart {
+                at: 28435,
+                lists: [0, 0, 0, 0, 689],
+            }),
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedPull],
+            lag: [0, 0, 1435, 0, 0],
+            faults: vec![Fault::Restart {
+                at: 35200,
+                down: 200,
+            }],
+        },
     ]
 }

@@ -77,6 +77,7 @@ impl Machine {
             requested_at,
             start_second,
             ended_at,
+            trouble,
         } = u;
         if self.wake.is_some() {
             return;
@@ -89,6 +90,7 @@ impl Machine {
             w.evidence = true;
             // Its streams had fallen, and the last process died waiting out the grace.
             w.first_fall = ended_at.map(|e| At::back_from(now, e));
+            w.trouble = trouble;
         }
         // The lists are fresh: whatever wants pods now rose for it before the restart,
         // and whatever is back at zero already rose and fell for it.
@@ -175,6 +177,7 @@ impl Machine {
                 // A stream's fall, not the machine's `ending`, which may be a stream that
                 // has not shown its rise yet.
                 ended_at: w.first_fall.map(|f| f.wall),
+                trouble: w.trouble.clone(),
             });
         }
         // A wake that ended while a watch was down is still to be recorded: a process
@@ -186,6 +189,7 @@ impl Machine {
             requested_at: u.wake.requested.wall,
             start_second: u.wake.start_second(),
             ended_at: Some(u.end.wall),
+            trouble: u.wake.trouble.clone(),
         })
     }
 }

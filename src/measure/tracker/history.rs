@@ -226,7 +226,7 @@ impl Tracker {
                 continue;
             }
             if let Some(rev) = fresh.revisions.get_mut(uid.as_str()) {
-                rev.stored_open = open_now.map(Box::new);
+                rev.stored_open = open_now.clone().map(Box::new);
             }
             out.open.push(match open_now {
                 Some(u) => OpenChange::Opened(OpenWake::new(&uid, u)),
