@@ -1527,5 +1527,30 @@ pub fn cases() -> Vec<Case> {
                 down: 200,
             }],
         },
+        // Two outages: the pods' watch back first, the next wake found underway from its pod while the Deployment's watch, down since the initial start, still showed that start's want: that want is stale, its backlog of falls and rises is the earlier wakes', not this one's end.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, FailedPull],
+            lag: [0, 0, 0, 38, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 1088427347031796618,
+                    before: 2438,
+                    after: 0,
+                    delays: [0, 0, 0, 5943, 0],
+                },
+                Fault::Held {
+                    wake: 12020148023621009983,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 5944, 0, 0],
+                },
+            ],
+        },
     ]
 }

@@ -155,13 +155,15 @@ impl Machine {
             }
             // Found underway: the streams that want pods now rose for this wake before
             // it was seen, so their next fall ends it and a rise after that is the next.
-            // Not a stream that rose for the last wake and has shown no fall since: its
-            // want is still that wake's (a list read it before its watch caught up), and
+            // Not a stream that rose for the last wake (or an earlier one) and has shown
+            // no fall since: its want is still that wake's (a list read it before its
+            // watch caught up, or its watch is down with the falls in its backlog), and
             // the fall and rise it has yet to show are that wake's end and this one's
             // start. A PA that queued after the last wake began wants for this one.
             let id = self.next_id;
             let last = self.last().map(|l| l.id);
-            let stale = |m: &Self, s: Stream| m.owed(s) && Some(m.claimed[s as usize]) == last;
+            let stale =
+                |m: &Self, s: Stream| m.owed(s) && last.is_some_and(|l| m.claimed[s as usize] <= l);
             let dep = self.stream_wants(Stream::Deployment) && !stale(self, Stream::Deployment);
             let pa = self.stream_wants(Stream::Autoscaler)
                 && (queued.is_some() || !stale(self, Stream::Autoscaler));
