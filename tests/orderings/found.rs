@@ -1552,5 +1552,20 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A pull failure, its pod gone after the wake was recorded failed and before it closed, then a wake Knative timed out: the gone pod's pull error was the first wake's reason, not the second's.
+        Case {
+            seed: 8922178876021658342,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Served, FailedPull, FailedTimedOut, Aborted],
+            lag: [0, 0, 123, 74, 0],
+            faults: vec![Fault::Outage {
+                at: 61328,
+                gap: 100,
+            }],
+        },
     ]
 }

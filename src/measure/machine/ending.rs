@@ -303,6 +303,11 @@ impl Machine {
             (None, o) => Some(o.unwrap_or(Outcome::Aborted)),
         };
         let held = outcome != Some(Outcome::Served) && self.hold_verdict(&w, end);
+        // A pod of this wake, gone, told why it did not serve: that was this wake's reason,
+        // not the next one's, whose floor may reach back past it.
+        if !held && self.gone_trouble.as_ref().is_some_and(|g| g.0 >= w.floor) {
+            self.gone_trouble = None;
+        }
         if let Some(outcome) = outcome.filter(|_| !held) {
             let phases = self.phases(&w);
             out.extend(self.finish(&w, outcome, end, None, phases));

@@ -190,6 +190,13 @@ impl Machine {
             .and_then(VecDeque::pop_front)
             .expect("looked at above");
         let gave_up_at = u.gave_up;
+        if self
+            .gone_trouble
+            .as_ref()
+            .is_some_and(|g| (floor..=made_by).contains(&g.0))
+        {
+            self.gone_trouble = None; // its reason is this wake's
+        }
         match served {
             Some(at) => {
                 let phases = self.phases(&u.wake);
