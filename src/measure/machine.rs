@@ -231,6 +231,8 @@ struct Closed {
     served: bool,
     /// When it closed, by arrival; None when restored from the store.
     closed: Option<Instant>,
+    /// It was the revision's initial start (as far as this process saw it).
+    initial: bool,
 }
 
 /// A wake known only from the `NoTraffic` it left behind.

@@ -1567,5 +1567,30 @@ pub fn cases() -> Vec<Case> {
                 gap: 100,
             }],
         },
+        // An initial start over a whole outage, told first by the PA's backlog: its Deployment, created at scale, then fell for it, so its next rise, seen live seconds later, is the next wake and not an echo of the start.
+        Case {
+            seed: 3481524162178910208,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Aborted, FailedPull],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 2129948580530065197,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 8044226878640123245,
+                    before: 0,
+                    after: 77,
+                    delays: [0, 0, 9227, 0, 0],
+                },
+            ],
+        },
     ]
 }

@@ -331,6 +331,7 @@ impl Machine {
             },
             served: outcome == Some(Outcome::Served),
             closed: Some(now.mono),
+            initial: w.kind == WakeKind::Initial,
         }));
     }
 

@@ -43,12 +43,14 @@ impl Machine {
             self.saw_zero(stamp.wall.timestamp());
         }
         self.deployment = Some(dep);
-        // Created at scale for the initial start already open: its rise.
-        if created_at_scale
-            && let Some(id) = (self.wake.as_ref())
-                .filter(|w| w.kind == WakeKind::Initial)
-                .map(|w| w.id)
-        {
+        // Created at scale for the initial start already open: its rise. Or already over
+        // (a backlog brought the PA's word first): its fall is then that start's, and the
+        // rise after it the next wake, not an echo of the start.
+        let initial = match self.wake.as_ref() {
+            Some(w) => (w.kind == WakeKind::Initial).then_some(w.id),
+            None => self.last().filter(|l| l.initial).map(|l| l.id),
+        };
+        if created_at_scale && let Some(id) = initial {
             self.claim_unrisen_deployment(id);
         }
     }

@@ -43,6 +43,7 @@ impl Machine {
                 },
                 served: outcome == Outcome::Served,
                 closed: None,
+                initial: false,
             }));
         }
     }
