@@ -1592,5 +1592,27 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // An abort wholly inside an outage after a wake Knative gave up on, its pods gone before the relist: the PA's `TimedOut` replaced by `NoTraffic` tells nothing alone (Knative replaces the reason anyway), but the Deployment at zero two generations on rose and fell unseen.
+        Case {
+            seed: 10385207288740747648,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![
+                FailedPull,
+                Served,
+                FailedTimedOut,
+                ScaleUp,
+                FailedTimedOut,
+                Aborted,
+            ],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Outage {
+                at: 154157,
+                gap: 2548,
+            }],
+        },
     ]
 }

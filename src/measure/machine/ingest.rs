@@ -26,6 +26,14 @@ impl Machine {
             return; // a replay of what this stream already showed
         }
         let created_at_scale = prev.is_none() && dep.generation == 1 && dep.replicas > 0;
+        // At zero then and now, its scale changed at least twice in between: it rose and
+        // fell unseen (a relist after an outage forgets the events, not the generation).
+        let rose_and_fell = prev.is_some_and(|p| {
+            p.replicas == 0 && dep.replicas == 0 && dep.generation >= p.generation + 2
+        });
+        if rose_and_fell && stamp.via != Via::Resumed {
+            self.missed_deployment_wake(stamp);
+        }
         match prev.map(|p| p.replicas) {
             Some(0) if dep.replicas > 0 => {
                 self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
@@ -201,6 +209,34 @@ impl Machine {
         };
         self.edge(Stream::Autoscaler, true, at, unseen);
         self.edge(Stream::Autoscaler, false, at, unseen);
+    }
+
+    /// The Deployment rose and fell unseen, with no wake open: a whole wake went by in an
+    /// outage, its pods gone before the relist. It began after the Deployment was last
+    /// seen at zero, and ended by the PA's `NoTraffic` if that is newer, else by now. It is
+    /// noted like one the PA's trace shows ([`Machine::missed_pa_wake`]).
+    fn missed_deployment_wake(&mut self, stamp: Stamp) {
+        let Some(after) = self.zero_seen[Stream::Deployment as usize] else {
+            return;
+        };
+        if self.wake.is_some() || self.unseen.is_some() {
+            return;
+        }
+        let end = (self.pa.as_ref())
+            .and_then(|p| p.idle())
+            .filter(|(since, _)| *since > after)
+            .map_or(At::arrival(stamp), |(_, at)| at);
+        if self
+            .last()
+            .is_some_and(|l| end.second() <= l.end_second + 1)
+        {
+            return;
+        }
+        self.unseen = Some(Box::new(Unseen {
+            after,
+            end,
+            noticed: stamp.mono,
+        }));
     }
 
     /// A rise or fall dated `at`, brought by the observation of `stamp`.
