@@ -1614,5 +1614,22 @@ pub fn cases() -> Vec<Case> {
                 gap: 2548,
             }],
         },
+        // An abort over an outage whose one pod was gone in the backlog, the next wake's pod seen live: that pod, made long after the abort's start, is not the abort's own (it dates the next wake).
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Aborted, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 16822605165491543077,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 9688, 9121, 0],
+            }],
+        },
     ]
 }

@@ -62,8 +62,9 @@ impl Machine {
 
     /// A Deployment that rises makes its pods at once (within a second, which they may
     /// straddle), and Knative keeps a woken revision up for far longer: so the first pod
-    /// made inside a wake waiting for its verdict, before the second its end was seen in,
-    /// and those of the same second or the next, are that wake's. The wake after it, when
+    /// made in the start second of a wake waiting for its verdict (or the next), before
+    /// the second its end was seen in, and those of the same second or the next, are that
+    /// wake's. The wake after it, when
     /// only its arrival bounds its start (a backlog's rise), began after them: otherwise
     /// the older wake's pods, late in the same backlog, would date the newer one and
     /// serve it.
@@ -73,7 +74,9 @@ impl Machine {
         };
         let pods = &self.pods;
         let first_made = |u: &Unjudged| {
-            let (from, to) = (u.wake.floor.max(u.wake.start_second()), u.end.second());
+            // Its own scale-up's: a pod made later may be the next wake's, its own gone.
+            let start = u.wake.start_second();
+            let (from, to) = (u.wake.floor.max(start), u.end.second().min(start + 2));
             pods.iter()
                 .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
                 .map(Pod::created_second)
