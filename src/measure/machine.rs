@@ -355,7 +355,9 @@ impl Machine {
                         && (edge.at.second() < lower || edge.period.is_some_and(|p| p < lower))
                 };
                 let before_open = self.wake.as_ref().is_some_and(|w| {
-                    began_before(w.lower_bound().timestamp()) || !edge.at.exact && pa_holds(w)
+                    // (Its own `Queued` second may precede its arrival's.)
+                    began_before(w.lower_bound().timestamp().min(w.start_second()))
+                        || !edge.at.exact && pa_holds(w)
                 });
                 // With none open, one dated before the last wake began is older still.
                 let before_last = self.wake.is_none()

@@ -1631,5 +1631,27 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 9688, 9121, 0],
             }],
         },
+        // An abort seen live, its end shown only by relists after a short outage: the PA's fall, whose want began in the second of its `Queued` (before the live arrival's), is this wake's end, not an older one's.
+        Case {
+            seed: 5697723049905102980,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![
+                Aborted,
+                FailedPull,
+                FailedTimedOut,
+                Aborted,
+                Aborted,
+                FailedTimedOut,
+            ],
+            lag: [0, 0, 45, 16, 0],
+            faults: vec![Fault::Outage {
+                at: 107285,
+                gap: 160,
+            }],
+        },
     ]
 }
