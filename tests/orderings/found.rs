@@ -1409,135 +1409,110 @@ pub fn cases() -> Vec<Case> {
             )
         },
         // An initial start over a whole outage, its Deployment backlog rising, falling and rising again at once: the first pod of the backlog is the initial start's, not the dating of the next wake (a phantom wake at second 1).
-        Case {
-            seed: 4545729338541980690,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            4545729338541980690,
+            vec![Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 4303351250876816214,
                 before: 0,
                 after: 939,
                 delays: [0, 0, 384, 383, 383],
             }],
-        },
+        ),
         // A served wake over a whole outage whose pods' backlog came first (taken for more pods of the last period, the PA held at its old state), then the Deployment's, joined to the next wake: only the PA's replay, last, dates it.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            0,
+            vec![Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 10124047737281874163,
                 before: 2501,
                 after: 0,
                 delays: [0, 0, 7568, 4251, 0],
             }],
-        },
+        ),
         // The same at initial scale 3, its pods made across a second boundary: all of them are the initial start's.
         Case {
-            seed: 4250194646322113801,
-            first_start: None,
-            born_at_zero: false,
             initial_scale: 3,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
-                wake: 1471367070517891286,
-                before: 0,
-                after: 1762,
-                delays: [0, 0, 193, 0, 0],
-            }],
+            ..case(
+                4250194646322113801,
+                vec![Served],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Held {
+                    wake: 1471367070517891286,
+                    before: 0,
+                    after: 1762,
+                    delays: [0, 0, 193, 0, 0],
+                }],
+            )
         },
         // An abort seen rising, then an outage: its one pod gone in the backlog, the next wake's pod live, the Deployment's fall undated. The next pod is not its serving: the PA's `NoTraffic`, on its way, bounds its end before it.
-        Case {
-            seed: 425728305431589702,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Aborted, Served, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            425728305431589702,
+            vec![Aborted, Served, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 14500702474057721365,
                 before: 0,
                 after: 820,
                 delays: [0, 0, 5327, 3719, 0],
             }],
-        },
+        ),
         // A revision born at scale inside an outage, its PA listed before its Revision and first evaluated once already `ScaleTargetInitialized` by this very start: its first pod, made with it, says initial start, not wake.
         Case {
-            seed: 11502684434451080156,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![Replace],
-            lag: [0, 0, 0, 0, 10],
-            faults: vec![Fault::Outage {
-                at: 13856,
-                gap: 1629,
-            }],
+            ..case(
+                11502684434451080156,
+                vec![Replace],
+                [0, 0, 0, 0, 10],
+                vec![Fault::Outage {
+                    at: 13856,
+                    gap: 1629,
+                }],
+            )
         },
         // A wake opened by its first pod while the other watches were silently gone (an outage the pods' watch met later): their last word, at zero, predates it, so it is not aborted after the grace; it waits for them.
         Case {
-            seed: 13439100901221790555,
-            first_start: None,
-            born_at_zero: false,
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
-            episodes: vec![Served, ScaleUp, Served, FailedPull, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Outage { at: 0, gap: 100 },
-                Fault::Outage {
-                    at: 32923,
-                    gap: 2852,
-                },
-            ],
+            ..case(
+                13439100901221790555,
+                vec![Served, ScaleUp, Served, FailedPull, Served],
+                [0, 0, 0, 0, 0],
+                vec![
+                    Fault::Outage { at: 0, gap: 100 },
+                    Fault::Outage {
+                        at: 32923,
+                        gap: 2852,
+                    },
+                ],
+            )
         },
         // A pull-failing wake found underway at the first start, its pods gone and Knative's give-up written while the process restarted: the wake underway keeps its pods' last reason in the store, so the failure still names the pull error.
         Case {
-            seed: 2725965808574490665,
             first_start: Some(FirstStart {
                 at: 28435,
                 lists: [0, 0, 0, 0, 689],
             }),
             born_at_zero: true,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![FailedPull],
-            lag: [0, 0, 1435, 0, 0],
-            faults: vec![Fault::Restart {
-                at: 35200,
-                down: 200,
-            }],
+            ..case(
+                2725965808574490665,
+                vec![FailedPull],
+                [0, 0, 1435, 0, 0],
+                vec![Fault::Restart {
+                    at: 35200,
+                    down: 200,
+                }],
+            )
         },
         // Two outages: the pods' watch back first, the next wake found underway from its pod while the Deployment's watch, down since the initial start, still showed that start's want: that want is stale, its backlog of falls and rises is the earlier wakes', not this one's end.
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Served, FailedPull],
-            lag: [0, 0, 0, 38, 0],
-            faults: vec![
+        case(
+            0,
+            vec![Served, FailedPull],
+            [0, 0, 0, 38, 0],
+            vec![
                 Fault::Held {
                     wake: 1088427347031796618,
                     before: 2438,
@@ -1551,107 +1526,97 @@ pub fn cases() -> Vec<Case> {
                     delays: [0, 0, 5944, 0, 0],
                 },
             ],
-        },
+        ),
         // A pull failure, its pod gone after the wake was recorded failed and before it closed, then a wake Knative timed out: the gone pod's pull error was the first wake's reason, not the second's.
         Case {
-            seed: 8922178876021658342,
-            first_start: None,
-            born_at_zero: false,
             initial_scale: 3,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![Served, FailedPull, FailedTimedOut, Aborted],
-            lag: [0, 0, 123, 74, 0],
-            faults: vec![Fault::Outage {
-                at: 61328,
-                gap: 100,
-            }],
+            ..case(
+                8922178876021658342,
+                vec![Served, FailedPull, FailedTimedOut, Aborted],
+                [0, 0, 123, 74, 0],
+                vec![Fault::Outage {
+                    at: 61328,
+                    gap: 100,
+                }],
+            )
         },
         // An initial start over a whole outage, told first by the PA's backlog: its Deployment, created at scale, then fell for it, so its next rise, seen live seconds later, is the next wake and not an echo of the start.
         Case {
-            seed: 3481524162178910208,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![Aborted, FailedPull],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![
-                Fault::Held {
-                    wake: 2129948580530065197,
-                    before: 0,
-                    after: 0,
-                    delays: [0, 0, 0, 0, 0],
-                },
-                Fault::Held {
-                    wake: 8044226878640123245,
-                    before: 0,
-                    after: 77,
-                    delays: [0, 0, 9227, 0, 0],
-                },
-            ],
+            ..case(
+                3481524162178910208,
+                vec![Aborted, FailedPull],
+                [0, 0, 0, 0, 0],
+                vec![
+                    Fault::Held {
+                        wake: 2129948580530065197,
+                        before: 0,
+                        after: 0,
+                        delays: [0, 0, 0, 0, 0],
+                    },
+                    Fault::Held {
+                        wake: 8044226878640123245,
+                        before: 0,
+                        after: 77,
+                        delays: [0, 0, 9227, 0, 0],
+                    },
+                ],
+            )
         },
         // An abort wholly inside an outage after a wake Knative gave up on, its pods gone before the relist: the PA's `TimedOut` replaced by `NoTraffic` tells nothing alone (Knative replaces the reason anyway), but the Deployment at zero two generations on rose and fell unseen.
         Case {
-            seed: 10385207288740747648,
-            first_start: None,
-            born_at_zero: false,
             initial_scale: 3,
             deployment_first: Some(true),
-            quick: false,
-            episodes: vec![
-                FailedPull,
-                Served,
-                FailedTimedOut,
-                ScaleUp,
-                FailedTimedOut,
-                Aborted,
-            ],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Outage {
-                at: 154157,
-                gap: 2548,
-            }],
+            ..case(
+                10385207288740747648,
+                vec![
+                    FailedPull,
+                    Served,
+                    FailedTimedOut,
+                    ScaleUp,
+                    FailedTimedOut,
+                    Aborted,
+                ],
+                [0, 0, 0, 0, 0],
+                vec![Fault::Outage {
+                    at: 154157,
+                    gap: 2548,
+                }],
+            )
         },
         // An abort over an outage whose one pod was gone in the backlog, the next wake's pod seen live: that pod, made long after the abort's start, is not the abort's own (it dates the next wake).
-        Case {
-            seed: 0,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: false,
-            episodes: vec![Aborted, Served],
-            lag: [0, 0, 0, 0, 0],
-            faults: vec![Fault::Held {
+        case(
+            0,
+            vec![Aborted, Served],
+            [0, 0, 0, 0, 0],
+            vec![Fault::Held {
                 wake: 16822605165491543077,
                 before: 0,
                 after: 0,
                 delays: [0, 0, 9688, 9121, 0],
             }],
-        },
+        ),
         // An abort seen live, its end shown only by relists after a short outage: the PA's fall, whose want began in the second of its `Queued` (before the live arrival's), is this wake's end, not an older one's.
         Case {
-            seed: 5697723049905102980,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
-            episodes: vec![
-                Aborted,
-                FailedPull,
-                FailedTimedOut,
-                Aborted,
-                Aborted,
-                FailedTimedOut,
-            ],
-            lag: [0, 0, 45, 16, 0],
-            faults: vec![Fault::Outage {
-                at: 107285,
-                gap: 160,
-            }],
+            ..case(
+                5697723049905102980,
+                vec![
+                    Aborted,
+                    FailedPull,
+                    FailedTimedOut,
+                    Aborted,
+                    Aborted,
+                    FailedTimedOut,
+                ],
+                [0, 0, 45, 16, 0],
+                vec![Fault::Outage {
+                    at: 107285,
+                    gap: 160,
+                }],
+            )
         },
     ]
 }
