@@ -266,6 +266,12 @@ impl Engine {
             }
             Feed::Back(kind) => {
                 tracing::debug!(kind, "watch back with what it missed");
+                // Healthy again now, not at its next event: a quiet kind (a ConfigMap)
+                // may have nothing to deliver for a long while.
+                if let Some(h) = health.get_mut(kind) {
+                    h.last_ok = Some(Instant::now());
+                }
+                self.report(health);
                 tracker.watch_back(kind, Stamp::now(Via::Watched))
             }
             Feed::Failed(kind) => {

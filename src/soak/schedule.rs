@@ -135,9 +135,9 @@ impl Run<'_> {
         let end = Instant::now() + self.duration;
         while Instant::now() < end {
             tokio::time::sleep(Duration::from_millis(rng.random_range(1_500..=4_000))).await;
-            // One replica: the schedule of issue 10, unchanged. Two: the kills and the
-            // pause go to whichever leads, a SIGTERM to either.
-            let kind = match (rng.random_range(0..11), replicas) {
+            // One replica: the schedule of issue 10 and the API away for seconds. Two:
+            // the kills and the pause go to whichever leads, a SIGTERM to either.
+            let kind = match (rng.random_range(0..12), replicas) {
                 (0 | 1, _) => "watch drop",
                 (2, _) => "410 gone",
                 (3, _) => "api restart",
@@ -147,6 +147,7 @@ impl Run<'_> {
                 (7, 1) => "sigterm",
                 (7, _) => "leader pause",
                 (8, 2) => "sigterm",
+                (11, _) => "api away",
                 _ => "store outage",
             };
             *counts.entry(kind).or_insert(0) += 1;
@@ -156,6 +157,14 @@ impl Run<'_> {
                 "410 gone" => admin::apply(&self.cluster, &Fault::GoneNext { count: 2 }),
                 "api restart" => admin::apply(&self.cluster, &Fault::Restart),
                 "api refusing" => admin::apply(&self.cluster, &Fault::Refuse { ms: 800 }),
+                "api away" => {
+                    // Long enough for a whole wake to begin and end unwatched; the watches
+                    // resume from their versions and receive it late, as one burst.
+                    let ms = rng.random_range(2_000..=6_000);
+                    admin::apply(&self.cluster, &Fault::Unavailable { ms });
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    settled(&http, &services).await;
+                }
                 "leader pause" => {
                     let i = leader(&http, &services).await.unwrap_or(0);
                     // Frozen past its renew deadline at times, as a stalled node does.
@@ -202,6 +211,7 @@ impl Run<'_> {
 
         // Settled: the watches catch up, SIGTERM stores what is queued (or spools it),
         // and a last start replays the spool and rebuilds its counts from the store.
+        settled(&http, &services).await;
         tokio::time::sleep(Duration::from_secs(6)).await;
         for service in services {
             service.terminate(Duration::from_secs(15)).await;
@@ -349,6 +359,14 @@ impl Run<'_> {
 }
 
 /// The replica that says it leads, if one does.
+/// Waits (at most 30 s) until every replica's checks pass again: after the API server was
+/// away, each watch comes back on its own backoff.
+async fn settled(http: &reqwest::Client, services: &[child::Service]) {
+    for s in services {
+        s.wait_for(http, "/health", Duration::from_secs(30)).await;
+    }
+}
+
 async fn leader(http: &reqwest::Client, services: &[child::Service]) -> Option<usize> {
     for (i, s) in services.iter().enumerate() {
         let Ok(r) = http.get(format!("{}/health", s.base)).send().await else {

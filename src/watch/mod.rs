@@ -111,6 +111,13 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<(Client, WatchStarts),
         }
         None => kube::Config::infer().await.map_err(WatchError::Infer)?,
     };
+    // kube-rs retries a 503 inside the client, up to fifteen times over minutes: a watch
+    // would hang in it while the API server is away, and the engine would never learn
+    // that its kind is down, nor hold judgement until the backlog is in. Errors reach
+    // the watcher instead, whose own backoff retries and which reports the kind down and
+    // back. The Lease and the applier have deadlines and retries of their own.
+    let mut config = config;
+    config.default_retry = false;
     let starts = WatchStarts::default();
     let client = kube::client::ClientBuilder::try_from(config)
         .map_err(WatchError::Client)?

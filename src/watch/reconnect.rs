@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::http::Request;
+use axum::http::{Request, Response};
 use tower::{Layer, Service};
 
 /// How long after a watch response begins its events may still be the catch-up burst.
@@ -141,9 +141,9 @@ pub struct Noting<S> {
 
 type Pinned<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-impl<S, B> Service<Request<B>> for Noting<S>
+impl<S, B, RB> Service<Request<B>> for Noting<S>
 where
-    S: Service<Request<B>>,
+    S: Service<Request<B>, Response = Response<RB>>,
     S::Future: Send + 'static,
 {
     type Response = S::Response;
@@ -164,7 +164,10 @@ where
         let response = self.inner.call(req);
         Box::pin(async move {
             let r = response.await;
-            if let (Some((plural, true)), Ok(_)) = (seen, &r) {
+            // An error status (a 503 while the API server is away) begins no watch.
+            if let (Some((plural, true)), Ok(ok)) = (seen, &r)
+                && ok.status().is_success()
+            {
                 starts.began(plural, list.unwrap_or(requested), list.is_some());
             }
             r
