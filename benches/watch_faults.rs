@@ -3,7 +3,8 @@
 //! time, against the simulator's truth.
 //!
 //! `cargo bench --bench watch_faults` runs it 20 times; `cargo bench --bench watch_faults
-//! -- 5` five times. It prints each run and then the totals: wakes lost, doubled and
+//! -- 5` five times; `-- 5 api-away` adds the API server away for 4 s to the faults (not
+//! yet in the test's run: it still loses a wake in some runs). It prints each run and then the totals: wakes lost, doubled and
 //! phantom (all must be 0), and the error of the wakes timed to the millisecond.
 //!
 //! `SOAK_SEED=N` repeats run N's fault schedule every time, and with
@@ -29,9 +30,10 @@ async fn main() {
     if std::env::var_os("RUST_LOG").is_some() {
         scaling_facts::telemetry::init_logging(scaling_facts::config::LogFormat::Text);
     }
+    let api_away = std::env::args().any(|a| a == "api-away");
     let seed: Option<u64> = std::env::var("SOAK_SEED").ok().and_then(|v| v.parse().ok());
     for run in 1..=runs {
-        let r = fault_run::run(seed.unwrap_or(run)).await;
+        let r = fault_run::run(seed.unwrap_or(run), api_away).await;
         println!(
             "run {run:>2}: {} faults, lost {} doubled {} phantom {} wrong outcome {}, {:?}, \
              live p99 {} ms max {} ms",

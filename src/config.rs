@@ -351,6 +351,18 @@ pub struct SoakConfig {
     #[arg(long, env = "SCALING_FACTS_SOAK_REPLICAS", default_value_t = 1,
         value_parser = clap::value_parser!(u8).range(1..=2))]
     pub replicas: u8,
+    /// Adds the API server away for 2-6 s (every request answered 503, the watches then
+    /// resuming with the backlog) to the fault schedule. Off by default until no wake is
+    /// lost to it (docs/outages.md, "Limits, as measured").
+    #[arg(
+        long,
+        env = "SCALING_FACTS_SOAK_API_AWAY",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub api_away: bool,
 }
 
 /// Everything `demo-client` needs.

@@ -207,9 +207,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     let mut unmatched: Vec<&WakeRecord> = stored.iter().collect();
     // A wake over before the service first synced may have left nothing to see; if it
     // is recorded, it must be right. A failure is over when Knative gives up.
-    let started = case.first_start.map_or(i64::MIN, |f| {
-        f.at + f.lists.iter().max().copied().unwrap_or(0)
-    });
+    let started = ran.synced;
     let mut recorded = Vec::new();
     // Each true wake takes the nearest record of its revision within 3 s; a wake recorded
     // twice leaves the second unmatched, which fails below. Wakes can follow each other

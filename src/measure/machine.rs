@@ -132,6 +132,10 @@ struct Wake {
     /// Which streams rose for this wake and fell again, and when the first fell.
     fell: [bool; 2],
     first_fall: Option<At>,
+    /// While a watch was down and no stream had fallen for it, its last pod went away
+    /// without turning ready (the removal's arrival bounds when): the pods show its end
+    /// before the PA's and the Deployment's backlogs can.
+    pods_fell: Option<At>,
     /// Set once recorded as failed; the wake stays until Knative gives up.
     failed: Option<Failure>,
     deadline_at: DateTime<Utc>,
@@ -173,6 +177,7 @@ impl Wake {
             queued: None,
             fell: [false; 2],
             first_fall: None,
+            pods_fell: None,
             failed: None,
             deadline_at: requested.wall + ctx.activation_timeout,
             ending: None,

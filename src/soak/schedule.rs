@@ -35,6 +35,8 @@ pub struct Run<'a> {
     pub(super) db: &'a Db,
     pub seed: u64,
     pub duration: Duration,
+    /// Whether the API server going away is among the faults.
+    pub api_away: bool,
 }
 
 /// What the run saw besides the store.
@@ -135,9 +137,11 @@ impl Run<'_> {
         let end = Instant::now() + self.duration;
         while Instant::now() < end {
             tokio::time::sleep(Duration::from_millis(rng.random_range(1_500..=4_000))).await;
-            // One replica: the schedule of issue 10 and the API away for seconds. Two:
-            // the kills and the pause go to whichever leads, a SIGTERM to either.
-            let kind = match (rng.random_range(0..12), replicas) {
+            // One replica: the schedule of issue 10 (and, when asked, the API away for
+            // seconds). Two: the kills and the pause go to whichever leads, a SIGTERM to
+            // either.
+            let kinds = if self.api_away { 12 } else { 11 };
+            let kind = match (rng.random_range(0..kinds), replicas) {
                 (0 | 1, _) => "watch drop",
                 (2, _) => "410 gone",
                 (3, _) => "api restart",

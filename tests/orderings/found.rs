@@ -1618,5 +1618,20 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // Every watch down over an abort; the pods' backlog comes first and shows its pod
+        // gone unready, then the next wake's pod is made live while the PA's and the
+        // Deployment's backlogs are still 5.7 s away: that pod is the next wake's, and the
+        // abort ended when its pod went.
+        case(
+            206,
+            vec![Aborted, Aborted, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 9672679925035021962,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 5747, 5747, 0],
+            }],
+        ),
     ]
 }

@@ -188,6 +188,30 @@ pub fn held_window(world: &World, wake: usize, before: i64, after: i64) -> Optio
     Some((t.start - before, deleted.unwrap_or(over).max(over) + after))
 }
 
+/// When a list of `kind` the process asked for at `t` is answered: at once, or, while its
+/// watches are held for a [`Fault::Held`], once the API is back and the kind's retry comes
+/// round. A list cannot complete while nothing answers.
+fn answered(case: &Case, world: &World, kind: usize, t: i64) -> i64 {
+    let away: Vec<(i64, i64, [i64; 5])> = case
+        .faults
+        .iter()
+        .filter_map(|f| match *f {
+            Fault::Held {
+                wake,
+                before,
+                after,
+                delays,
+            } => held_window(world, wake, before, after).map(|(from, to)| (from, to, delays)),
+            _ => None,
+        })
+        .collect();
+    let mut t = t;
+    while let Some((_, to, delays)) = away.iter().find(|(from, to, _)| *from < t && t < *to) {
+        t = to + delays[kind];
+    }
+    t
+}
+
 /// A small deterministic generator for lags, so that a case reproduces from its seed.
 fn next(state: &mut u64, bound: i64) -> i64 {
     *state ^= *state << 13;
@@ -362,6 +386,8 @@ pub struct Ran {
     pub pod_relists: Vec<i64>,
     /// When an object the service received showed a revision serving, by revision uid.
     pub serving: Vec<(String, i64)>,
+    /// When the service first had every kind listed (`i64::MIN`: before the first write).
+    pub synced: i64,
 }
 
 /// Runs the case: the stored wakes, the final expected start, and when pods relisted.
@@ -379,7 +405,10 @@ pub fn run(case: &Case) -> Ran {
     let mut all: Vec<(i64, usize, i64, What)> = Vec::new();
     // Before its first start the service sees nothing; each kind's list then holds what
     // was written before it, and its watch what was written after.
-    let listed_at = |k: usize| case.first_start.map(|f| f.at + f.lists[k]);
+    let listed_at = |k: usize| {
+        case.first_start
+            .map(|f| answered(case, &world, k, f.at + f.lists[k]))
+    };
     for kind in KINDS {
         let k = kind as usize;
         for (arrival, t, what) in stream(&world, kind, case, &mut rng) {
@@ -397,16 +426,16 @@ pub fn run(case: &Case) -> Ran {
             all.push((l, k, l, What::List(kind)));
         }
     }
+    let started = (0..KINDS.len())
+        .filter_map(listed_at)
+        .max()
+        .unwrap_or(i64::MIN);
     if let Some(f) = case.first_start {
-        let synced = f.at + f.lists.iter().max().copied().unwrap_or(0);
         // Just before the lists of its first instant.
         all.push((f.at - 1, 8, f.at, What::Start));
-        all.push((synced, 12, synced, What::Synced));
+        all.push((started, 12, started, What::Synced));
     }
     // Killed before its first sync, it had stored nothing: as if it started later.
-    let started = case.first_start.map_or(i64::MIN, |f| {
-        f.at + f.lists.iter().max().copied().unwrap_or(0)
-    });
     for f in &case.faults {
         let (at, down, late, mid) = match *f {
             Fault::Restart { at, down } => (at, down, None, None),
@@ -414,6 +443,9 @@ pub fn run(case: &Case) -> Ran {
             Fault::MidListHistory { at, down, listed } => (at, down, None, Some(listed)),
             _ => continue,
         };
+        // A restart lists at once even inside a `Held` window: that outage is of the
+        // process's own connection (a cut network), which a process rescheduled elsewhere
+        // does not share.
         if at - down <= started {
             continue; // killed before its first sync: as if it had not started yet
         }
@@ -616,6 +648,7 @@ pub fn run(case: &Case) -> Ran {
         expected: svc.expected,
         pod_relists,
         serving: svc.serving,
+        synced: started,
     }
 }
 

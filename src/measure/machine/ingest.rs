@@ -150,15 +150,32 @@ impl Machine {
         }
     }
 
-    pub fn remove_pod(&mut self, name: &str) {
+    pub fn remove_pod(&mut self, name: &str, stamp: Stamp) {
+        let Some(gone) = self.pods.iter().find(|p| p.snap.name == name) else {
+            return;
+        };
         // Why it did not serve outlives it: a backlog may bring a pod's whole life before
         // the PA's, which alone opens the wake it failed and says Knative gave up.
-        if let Some(p) = self.pods.iter().find(|p| p.snap.name == name)
-            && let Some(shown) = why_not_serving(&p.snap)
-        {
-            self.gone_trouble = Some(Box::new((p.created_second(), failure(shown))));
+        if let Some(shown) = why_not_serving(&gone.snap) {
+            self.gone_trouble = Some(Box::new((gone.created_second(), failure(shown))));
         }
+        let (made, never_ready) = (gone.created_second(), gone.ready.is_none());
         self.pods.retain(|p| p.snap.name != name);
+        // Knative removes a woken revision's pods only when it scales it to zero: the last
+        // of the open wake's going unready is its end, which the PA's and the Deployment's
+        // backlogs have not shown yet while their watches are down. A pod made later is
+        // the next wake's (see `settle`).
+        if let Some(w) = self
+            .wake
+            .as_deref_mut()
+            .filter(|w| self.behind && w.first_fall.is_none() && never_ready && made >= w.floor)
+            && !self
+                .pods
+                .iter()
+                .any(|p| !p.snap.deleting && p.created_second() >= w.floor)
+        {
+            w.pods_fell.get_or_insert(At::arrival(stamp));
+        }
     }
 
     /// Seen wanting zero pods at `second`; it counts only before the first serving.

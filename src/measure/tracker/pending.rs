@@ -79,7 +79,7 @@ fn ingest(machine: &mut Machine, obs: Observation, stamp: Stamp, t: &Thresholds)
         Observation::Deployment { dep, .. } => machine.set_deployment(dep, stamp),
         Observation::Autoscaler { pa, .. } => machine.set_pa(pa, stamp, t),
         Observation::Pod { pod, .. } => machine.set_pod(pod, stamp, t),
-        Observation::PodGone { name, .. } => machine.remove_pod(&name),
+        Observation::PodGone { name, .. } => machine.remove_pod(&name, stamp),
         _ => {}
     }
 }

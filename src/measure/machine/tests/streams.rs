@@ -85,7 +85,7 @@ fn a_pod_stream_ahead_of_the_pa_stream_does_not_split_the_next_wake() {
     a.ready = Some(cond(CondStatus::False, None, f.second(3_000)));
     f.pod(a, 3_666, Via::Resumed);
     f.dep(0, 8, 3_666, Via::Resumed);
-    f.m.remove_pod("a");
+    f.m.remove_pod("a", f.stamp(3_666, Via::Resumed));
     f.pod(f.new_pod("b", 3_667), 3_667, Via::Resumed);
     assert!(f.dep(1, 8, 3_668, Via::Resumed).is_empty());
     assert!(f.no_traffic(3_000, 3_668, Via::Resumed).is_empty());
@@ -114,7 +114,7 @@ fn a_wake_seen_only_by_lists_began_after_its_streams_were_last_at_zero() {
     gone.deleting = true;
     f.pod(gone, 3_785, Via::Watched);
     f.dep(0, 8, 3_785, Via::Watched);
-    f.m.remove_pod("a");
+    f.m.remove_pod("a", f.stamp(3_785, Via::Watched));
     // The next wake starts at 3,850 and serves at 4,106, all unseen.
     assert!(
         f.pa(
@@ -160,7 +160,7 @@ fn a_quick_abort_and_re_request_hidden_by_a_relist_are_two_wakes() {
     f.pod(f.new_pod("a", 1_020), 1_030, Via::Watched);
     // Every watch is down while the wake is given up at 7.5 s and requested again 100 ms
     // later; the relist shows only the second request: a `Queued` of a later second.
-    f.m.remove_pod("a");
+    f.m.remove_pod("a", f.stamp(9_000, Via::Listed));
     f.pod(f.new_pod("b", 7_620), 9_000, Via::Listed);
     f.dep(1, 10, 9_000, Via::Listed);
     let first = one(f.queued(7_600, 9_000, Via::Listed));
