@@ -159,16 +159,19 @@ impl Machine {
         if let Some(shown) = why_not_serving(&gone.snap) {
             self.gone_trouble = Some(Box::new((gone.created_second(), failure(shown))));
         }
-        let (made, never_ready) = (gone.created_second(), gone.ready.is_none());
+        // Never ran, as far as anything seen of it says: a pod that ran may have served
+        // unseen (its `Ready=True` lost to a relist).
+        let never_ran = gone.ready.is_none() && gone.running.is_none() && !gone.snap.running;
+        let made = gone.created_second();
         self.pods.retain(|p| p.snap.name != name);
         // Knative removes a woken revision's pods only when it scales it to zero: the last
-        // of the open wake's going unready is its end, which the PA's and the Deployment's
+        // of the open wake's going before it ran is its end, which the PA's and the Deployment's
         // backlogs have not shown yet while their watches are down. A pod made later is
         // the next wake's (see `settle`).
         if let Some(w) = self
             .wake
             .as_deref_mut()
-            .filter(|w| self.behind && w.first_fall.is_none() && never_ready && made >= w.floor)
+            .filter(|w| self.behind && w.first_fall.is_none() && never_ran && made >= w.floor)
             && !self
                 .pods
                 .iter()
