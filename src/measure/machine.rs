@@ -133,8 +133,8 @@ struct Wake {
     fell: [bool; 2],
     first_fall: Option<At>,
     /// While a watch was down and no stream had fallen for it, its last pod went away
-    /// without turning ready (the removal's arrival bounds when): the pods show its end
-    /// before the PA's and the Deployment's backlogs can.
+    /// before it was ever seen running (the removal's arrival bounds when): the pods show
+    /// its end before the PA's and the Deployment's backlogs can.
     pods_fell: Option<At>,
     /// Set once recorded as failed; the wake stays until Knative gives up.
     failed: Option<Failure>,
@@ -190,6 +190,14 @@ impl Wake {
             after: None,
             pa_served: None,
             trouble: None,
+        }
+    }
+
+    /// An earlier wake's first pod was made in second `made`: a start only a backlog's
+    /// arrival bounds began after that scale-up (see `Machine::first_pods_claimed`).
+    fn begins_after_pods_of(&mut self, made: i64) {
+        if !self.requested.exact {
+            self.floor = self.floor.max((made + 2).min(self.requested.second()));
         }
     }
 

@@ -7,8 +7,8 @@
 //! stopped with SIGTERM and started again; the store goes away for 2-6 s (PostgreSQL: a
 //! proxy refuses new connections and cuts the open ones; SQLite: another connection holds
 //! the write lock); with `--api-away`, the API server also answers every request 503 for
-//! 2-6 s and the watches then resume with the backlog. Meanwhile five services wake over and over: three that serve (one
-//! slowly), one whose image never pulls (failed), and one scaled back to zero before its
+//! 2-6 s and the watches then resume with the backlog. Meanwhile five services wake over
+//! and over: three that serve (one slowly), one whose image never pulls (failed), and one scaled back to zero before its
 //! 20-second image pull ends (aborted). An aborted wake lasts the scenario's stable window
 //! (6 s), as in Knative, which keeps a revision's pods wanted that long after the last
 //! request; and the aborted service's revision is created at zero, since Knative never

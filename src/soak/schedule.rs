@@ -362,7 +362,6 @@ impl Run<'_> {
     }
 }
 
-/// The replica that says it leads, if one does.
 /// Waits (at most 30 s) until every replica's checks pass again: after the API server was
 /// away, each watch comes back on its own backoff.
 async fn settled(http: &reqwest::Client, services: &[child::Service]) {
@@ -371,6 +370,7 @@ async fn settled(http: &reqwest::Client, services: &[child::Service]) {
     }
 }
 
+/// The replica that says it leads, if one does.
 async fn leader(http: &reqwest::Client, services: &[child::Service]) -> Option<usize> {
     for (i, s) in services.iter().enumerate() {
         let Ok(r) = http.get(format!("{}/health", s.base)).send().await else {

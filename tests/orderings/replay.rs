@@ -100,18 +100,9 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
     // Down from `from` until its own watch is back: whatever this stream had not
     // delivered by then arrives at once, late, and as a replay. Outages that overlap, for
     // this stream, are one: its watch cannot come back while the API server is away.
-    let mut windows: Vec<(i64, i64)> = case
-        .faults
-        .iter()
-        .filter_map(|f| match *f {
-            Fault::Held {
-                wake,
-                before,
-                after,
-                delays,
-            } => held_window(world, wake, before, after).map(|(from, to)| (from, to + delays[k])),
-            _ => None,
-        })
+    let mut windows: Vec<(i64, i64)> = held_windows(case, world)
+        .into_iter()
+        .map(|(from, to, delays)| (from, to + delays[k]))
         .collect();
     windows.sort();
     let mut merged: Vec<(i64, i64)> = Vec::new();
@@ -153,6 +144,22 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
     out
 }
 
+/// The case's [`Fault::Held`] windows (see [`held_window`]), each with its kinds' delays.
+fn held_windows(case: &Case, world: &World) -> Vec<(i64, i64, [i64; 5])> {
+    case.faults
+        .iter()
+        .filter_map(|f| match *f {
+            Fault::Held {
+                wake,
+                before,
+                after,
+                delays,
+            } => held_window(world, wake, before, after).map(|(from, to)| (from, to, delays)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// When the API server is down for a [`Fault::Held`]: from `before` ms before the true
 /// wake's request to `after` ms after its last pod was deleted (after it ended, when no
 /// pod of it was deleted before the next wake). None when the world has no wake.
@@ -192,19 +199,7 @@ pub fn held_window(world: &World, wake: usize, before: i64, after: i64) -> Optio
 /// watches are held for a [`Fault::Held`], once the API is back and the kind's retry comes
 /// round. A list cannot complete while nothing answers.
 fn answered(case: &Case, world: &World, kind: usize, t: i64) -> i64 {
-    let away: Vec<(i64, i64, [i64; 5])> = case
-        .faults
-        .iter()
-        .filter_map(|f| match *f {
-            Fault::Held {
-                wake,
-                before,
-                after,
-                delays,
-            } => held_window(world, wake, before, after).map(|(from, to)| (from, to, delays)),
-            _ => None,
-        })
-        .collect();
+    let away = held_windows(case, world);
     let mut t = t;
     while let Some((_, to, delays)) = away.iter().find(|(from, to, _)| *from < t && t < *to) {
         t = to + delays[kind];
@@ -405,10 +400,13 @@ pub fn run(case: &Case) -> Ran {
     let mut all: Vec<(i64, usize, i64, What)> = Vec::new();
     // Before its first start the service sees nothing; each kind's list then holds what
     // was written before it, and its watch what was written after.
-    let listed_at = |k: usize| {
-        case.first_start
-            .map(|f| answered(case, &world, k, f.at + f.lists[k]))
-    };
+    let listed: Vec<Option<i64>> = (0..KINDS.len())
+        .map(|k| {
+            case.first_start
+                .map(|f| answered(case, &world, k, f.at + f.lists[k]))
+        })
+        .collect();
+    let listed_at = |k: usize| listed[k];
     for kind in KINDS {
         let k = kind as usize;
         for (arrival, t, what) in stream(&world, kind, case, &mut rng) {

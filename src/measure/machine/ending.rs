@@ -63,7 +63,9 @@ impl Machine {
         // fell for this wake, a pod created or a PA turned active in a later second is the
         // next wake's, whose rise (and this wake's end) a watch gap hid. This wake ended
         // at the fall, served only if what dates its serving came before.
-        let fell = w.first_fall.or(w.pods_fell).map(|f| f.second());
+        // A stream's fall, or else its pods' (see `Machine::remove_pod`).
+        let fall = w.first_fall.or(w.pods_fell);
+        let fell = fall.map(|f| f.second());
         let next_began = fell.filter(|&f| {
             let pa = self.pa.as_ref();
             let later = |c: Option<(DateTime<Utc>, At)>| c.is_some_and(|(s, _)| s.timestamp() > f);
@@ -132,7 +134,7 @@ impl Machine {
             self.wake = Some(w);
             return self.close(Some(Outcome::Served), end, now, out);
         }
-        if let Some(end) = (w.first_fall.or(w.pods_fell)).filter(|_| next_began.is_some()) {
+        if let Some(end) = fall.filter(|_| next_began.is_some()) {
             self.wake = Some(w);
             self.close_unserved(end, now, out);
             return self.settle_quiet(now, ctx, quiet_falls, out);

@@ -206,16 +206,7 @@ impl Machine {
         let Some(w) = self.wake.as_ref() else {
             // A fall seen on another stream and its `NoTraffic` may straddle a second:
             // a condition no newer than that is the last wake's own.
-            if self
-                .last()
-                .is_none_or(|l| since.timestamp() > l.end_second + 1)
-            {
-                self.unseen = Some(Box::new(Unseen {
-                    after: before,
-                    end: at,
-                    noticed: stamp.mono,
-                }));
-            }
+            self.note_unseen(before, at, since.timestamp(), stamp);
             return;
         };
         if self.claimed[Stream::Autoscaler as usize] == w.id
@@ -246,17 +237,20 @@ impl Machine {
             .and_then(|p| p.idle())
             .filter(|(since, _)| *since > after)
             .map_or(At::arrival(stamp), |(_, at)| at);
-        if self
-            .last()
-            .is_some_and(|l| end.second() <= l.end_second + 1)
-        {
-            return;
+        self.note_unseen(after, end, end.second(), stamp);
+    }
+
+    /// Notes a whole wake that went by unseen after `after`, ended at `end`, unless its
+    /// end (`second`) is no later than the last wake's: a fall and what dates it may
+    /// straddle a second, so that is the last wake's own.
+    fn note_unseen(&mut self, after: DateTime<Utc>, end: At, second: i64, stamp: Stamp) {
+        if self.last().is_none_or(|l| second > l.end_second + 1) {
+            self.unseen = Some(Box::new(Unseen {
+                after,
+                end,
+                noticed: stamp.mono,
+            }));
         }
-        self.unseen = Some(Box::new(Unseen {
-            after,
-            end,
-            noticed: stamp.mono,
-        }));
     }
 
     /// A rise or fall dated `at`, brought by the observation of `stamp`.

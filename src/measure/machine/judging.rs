@@ -84,15 +84,13 @@ impl Machine {
         };
         let mut before: Option<i64> = None;
         for u in queue.iter_mut() {
-            if let Some(made) = before.filter(|_| !u.wake.requested.exact) {
-                u.wake.floor = u.wake.floor.max((made + 2).min(u.wake.requested.second()));
+            if let Some(made) = before {
+                u.wake.begins_after_pods_of(made);
             }
             before = first_made(u);
         }
-        if let Some(w) = self.wake.as_deref_mut().filter(|w| !w.requested.exact)
-            && let Some(made) = before
-        {
-            w.floor = w.floor.max((made + 2).min(w.requested.second()));
+        if let (Some(w), Some(made)) = (self.wake.as_deref_mut(), before) {
+            w.begins_after_pods_of(made);
         }
     }
 
