@@ -458,6 +458,23 @@ mod tests {
         }
     }
 
+    /// The soak's one boolean flag, likewise.
+    #[cfg(feature = "sim")]
+    #[test]
+    fn the_soak_api_away_flag_takes_both_forms() {
+        let soak = |args: &[&str]| -> bool {
+            let argv = ["scaling-facts", "soak"].iter().chain(args);
+            match Cli::try_parse_from(argv).expect("parses").command {
+                Command::Soak(c) => c.api_away,
+                _ => unreachable!("soak"),
+            }
+        };
+        assert!(!soak(&[]), "unset");
+        assert!(soak(&["--api-away"]), "bare");
+        assert!(soak(&["--api-away", "--seed", "3"]), "bare before a flag");
+        assert!(soak(&["--api-away=true"]) && !soak(&["--api-away", "false"]));
+    }
+
     #[test]
     fn a_url_file_takes_the_place_of_the_url() {
         let dir = tempfile::tempdir().unwrap();
