@@ -140,7 +140,8 @@ fn wake_events(id: &RevisionIdentity, wake: usize) -> Vec<(Kind, Vec<u8>)> {
         condition("Active", "False", Some("NoTraffic"), None, now),
     );
     out.push((Kind::Pa, event("MODIFIED", &pa)));
-    pod["metadata"]["deletionTimestamp"] = json!(k8s_time(now));
+    pod["metadata"]["deletionTimestamp"] = json!(k8s_time(now + chrono::Duration::seconds(30)));
+    pod["metadata"]["deletionGracePeriodSeconds"] = json!(30);
     out.push((Kind::Pod, event("MODIFIED", &pod)));
     out.push((Kind::Pod, event("DELETED", &pod)));
     out

@@ -72,7 +72,7 @@ fn objects_that_come_before_their_revision_wait_for_it() {
         name: "svc-00001-pod-1".into(),
         version: 2,
         created: Clock::second(130),
-        deleting: false,
+        deleting: None,
         running: true,
         scheduled: cond(CondStatus::True, 200),
         ready: cond(CondStatus::True, 2_460),
@@ -198,7 +198,7 @@ fn a_wake_aborted_and_asked_again_while_down_is_recorded_from_the_store() {
         name: "svc-00001-pod-2".into(),
         version: 2919,
         created: Clock::second(38_300),
-        deleting: false,
+        deleting: None,
         running: false,
         scheduled: cond(CondStatus::True, 38_400),
         ready: cond(CondStatus::False, 38_400),
@@ -266,14 +266,14 @@ fn version() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-fn waiting_pod(name: &str, created_ms: i64, deleting: bool) -> Observation {
+fn waiting_pod(name: &str, created_ms: i64, deleting: Option<i64>) -> Observation {
     Observation::Pod {
         revision_uid: UID.into(),
         pod: PodSnap {
             name: name.into(),
             version: version(),
             created: Clock::second(created_ms),
-            deleting,
+            deleting: deleting.map(Clock::second),
             running: false,
             scheduled: cond(CondStatus::True, created_ms + 300),
             ready: cond(CondStatus::False, created_ms + 300),
@@ -350,7 +350,7 @@ fn a_wake_begun_inside_the_last_ones_upper_bound_is_found_by_the_lists() {
     tr.merge_history(&[before], &[], clock.at(34_242, Via::Listed));
     tr.apply(revision(), clock.at(34_269, Via::Listed));
     tr.apply(
-        waiting_pod("pod-1", 31_700, false),
+        waiting_pod("pod-1", 31_700, None),
         clock.at(34_273, Via::Listed),
     );
     tr.apply(pa_at(1, "Queued", 31_692), clock.at(34_274, Via::Listed));
@@ -375,7 +375,7 @@ fn a_wake_begun_inside_the_last_ones_upper_bound_is_found_by_the_lists() {
     );
     got.extend(
         tr.apply(
-            waiting_pod("pod-1", 31_700, true),
+            waiting_pod("pod-1", 31_700, Some(38_196)),
             clock.at(38_197, Via::Watched),
         )
         .wakes,
@@ -404,7 +404,7 @@ fn history_merged_before_the_sync_keeps_the_stored_wake_underway() {
     let mut open = Vec::new();
     tr.apply(revision(), clock.at(22_880, Via::Listed));
     tr.apply(
-        waiting_pod("pod-1", 20_500, false),
+        waiting_pod("pod-1", 20_500, None),
         clock.at(22_901, Via::Listed),
     );
     let underway = OpenWake {

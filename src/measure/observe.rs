@@ -105,8 +105,12 @@ pub struct PodSnap {
     /// `resourceVersion`, see [`version_number`].
     pub version: u64,
     pub created: DateTime<Utc>,
-    /// Has a `deletionTimestamp`: terminating, never counts as serving.
-    pub deleting: bool,
+    /// When its removal was asked, to the second: set once it has a `deletionTimestamp`
+    /// (terminating, never counts as serving). The API server writes that timestamp as the
+    /// request's time plus the grace period, so this is the timestamp less
+    /// `deletionGracePeriodSeconds`: when Knative's scale-down removed it, a date that
+    /// survives a backlog replayed late.
+    pub deleting: Option<DateTime<Utc>>,
     pub running: bool,
     pub scheduled: Option<Cond>,
     pub ready: Option<Cond>,
@@ -117,10 +121,15 @@ pub struct PodSnap {
 }
 
 impl PodSnap {
+    /// Its removal was asked (a `deletionTimestamp`): it no longer serves.
+    pub fn terminating(&self) -> bool {
+        self.deleting.is_some()
+    }
+
     /// Ready, running, and not terminating: what makes Knative count it.
     pub fn serving(&self) -> bool {
         self.running
-            && !self.deleting
+            && !self.terminating()
             && self.ready.as_ref().is_some_and(|c| c.is(CondStatus::True))
     }
 }

@@ -222,7 +222,12 @@ pub fn pod(p: &types::Pod) -> Option<(String, PodSnap)> {
                 .as_ref()
                 .map(time)
                 .unwrap_or_default(),
-            deleting: meta.deletion_timestamp.is_some(),
+            deleting: meta.deletion_timestamp.as_ref().map(|at| {
+                // The timestamp is when the grace period ends: the request came that long
+                // before (shortening the period later keeps the difference).
+                let grace = meta.deletion_grace_period_seconds.unwrap_or(0).max(0);
+                time(at) - chrono::Duration::seconds(grace)
+            }),
             running: status.phase.as_deref() == Some("Running"),
             scheduled: get(&status.conditions, "PodScheduled"),
             ready: get(&status.conditions, "Ready"),
@@ -290,5 +295,37 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(service(&null, "x").template, None);
+    }
+
+    #[test]
+    fn a_terminating_pod_is_dated_by_its_removal_request_not_its_grace_end() {
+        let pod = |meta: serde_json::Value| -> types::Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": meta,
+                "status": {"phase": "Running"}
+            }))
+            .unwrap()
+        };
+        let base = serde_json::json!({
+            "name": "web-00001-deployment-abc", "namespace": "shop", "uid": "p1",
+            "labels": {"serving.knative.dev/revisionUID": "rev-1"},
+            "creationTimestamp": "2027-01-15T08:00:03Z"
+        });
+        let mut asked = base.clone();
+        // The API server writes the end of the grace period: asked at 08:00:14.
+        asked["deletionTimestamp"] = "2027-01-15T08:00:44Z".into();
+        asked["deletionGracePeriodSeconds"] = 30.into();
+        let (_, snap) = super::pod(&pod(asked)).unwrap();
+        let want = chrono::DateTime::parse_from_rfc3339("2027-01-15T08:00:14Z").unwrap();
+        assert_eq!(snap.deleting, Some(want.to_utc()));
+        assert!(snap.terminating() && !snap.serving());
+        // Without a grace period the timestamp is the request's own.
+        let mut bare = base.clone();
+        bare["deletionTimestamp"] = "2027-01-15T08:00:14Z".into();
+        assert_eq!(
+            super::pod(&pod(bare)).unwrap().1.deleting,
+            Some(want.to_utc())
+        );
+        assert_eq!(super::pod(&pod(base)).unwrap().1.deleting, None);
     }
 }

@@ -1633,5 +1633,43 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 5747, 5747, 0],
             }],
         ),
+        // The API held away over the first start: its lists wait for the API, and each
+        // list complete is its kind's watch back (as in the engine), so the abort after
+        // it is judged.
+        Case {
+            first_start: Some(FirstStart {
+                at: 371,
+                lists: [0, 0, 59, 0, 0],
+            }),
+            ..case(
+                0,
+                vec![Served, Aborted],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 202072681740402393,
+                    before: 0,
+                    after: 0,
+                    delays: [0; 5],
+                }],
+            )
+        },
+        // The pods' backlog shows the open abort's pod removed unready while the PA's and
+        // the Deployment's are held; the next wake's pod is made in the second that
+        // backlog arrived. The removal's request (its `deletionTimestamp` less the grace
+        // period) dates the abort's end, so that pod is the next wake's.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                2484268393771771893,
+                vec![Aborted, FailedPull],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 6428046906140872387,
+                    before: 0,
+                    after: 2043,
+                    delays: [0, 0, 6784, 6784, 68],
+                }],
+            )
+        },
     ]
 }

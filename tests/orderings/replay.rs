@@ -320,7 +320,7 @@ impl Service {
     /// pod that is not terminating, or the PA's `Active=True`.
     fn note_serving(&mut self, obs: &Observation, t: i64) {
         let serving = match obs {
-            Observation::Pod { revision_uid, pod } => (!pod.deleting
+            Observation::Pod { revision_uid, pod } => (!pod.terminating()
                 && pod.ready.as_ref().is_some_and(|c| c.is(CondStatus::True)))
             .then_some(revision_uid),
             Observation::Autoscaler { revision_uid, pa } => pa
@@ -364,6 +364,13 @@ impl Service {
             }
         }
         outs.push(self.tracker.list_ends("list", stamp));
+        // As the engine does: a list complete is its kind's watch back.
+        for k in KINDS.iter().filter(|k| kind.is_none_or(|kk| **k == kk)) {
+            outs.push(
+                self.tracker
+                    .watch_back(kind_name(*k), self.stamp(at, Via::Watched)),
+            );
+        }
         for o in outs {
             self.take(o, at);
         }
@@ -672,10 +679,10 @@ fn short(o: &Observation) -> String {
             ))
         ),
         Observation::Pod { pod, .. } => format!(
-            "pod {} created {} deleting {} sched {:?} {:?} ready {:?}",
+            "pod {} created {} deleting {:?} sched {:?} {:?} ready {:?}",
             pod.name,
             pod.created.timestamp() % 1000,
-            pod.deleting,
+            pod.deleting.map(|d| d.timestamp() - 1_800_000_000),
             pod.scheduled.as_ref().map(|c| c.status),
             pod.container,
             pod.ready

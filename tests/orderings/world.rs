@@ -254,7 +254,7 @@ impl World {
                 name: name.clone(),
                 version: 0,
                 created,
-                deleting: false,
+                deleting: None,
                 running: false,
                 scheduled: None,
                 ready: None,
@@ -272,8 +272,9 @@ impl World {
         for name in names {
             let tt = t + self.r(0, 20);
             let ready_false = self.cond(CondStatus::False, Some("ContainersNotReady"), tt);
+            let asked = self.sec(tt);
             self.write_pod(i, &name, tt, |p| {
-                p.deleting = true;
+                p.deleting = Some(asked);
                 p.ready = Some(ready_false);
             });
             let gone_at = tt + self.r(300, 2_000);

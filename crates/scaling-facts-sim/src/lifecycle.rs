@@ -29,6 +29,8 @@ const KPA_WRITE_GAP: Duration = Duration::from_millis(3);
 /// The ReplicaSet controller's delay between the Deployment scale-up and the pod.
 const POD_CREATE_DELAY: Duration = Duration::from_millis(20);
 const IDLE_POLL: Duration = Duration::from_millis(100);
+/// A revision pod's `terminationGracePeriodSeconds`, which its deletion asks for.
+const POD_GRACE_SECONDS: i64 = 30;
 
 impl Cluster {
     fn current(&self, key: &Key, epoch: u64) -> bool {
@@ -446,8 +448,10 @@ impl Cluster {
             });
             for p in &pods {
                 let _ = objects.update(POD, ns, p, |p| {
-                    p["metadata"]["deletionTimestamp"] = json!(k8s_time(now));
-                    p["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+                    // As the API server writes it: when the grace period ends.
+                    let ends = now + chrono::Duration::seconds(POD_GRACE_SECONDS);
+                    p["metadata"]["deletionTimestamp"] = json!(k8s_time(ends));
+                    p["metadata"]["deletionGracePeriodSeconds"] = json!(POD_GRACE_SECONDS);
                     set_condition(
                         p,
                         condition("Ready", "False", Some("ContainersNotReady"), None, now),

@@ -74,13 +74,13 @@ impl Machine {
                 || self
                     .pods
                     .iter()
-                    .any(|p| !p.snap.deleting && p.created_second() > f)
+                    .any(|p| !p.snap.terminating() && p.created_second() > f)
         });
         let cut = next_began.unwrap_or(i64::MAX);
         let floor = w.floor;
         // The pods created for this wake; `mine` are those not being removed.
         let tried = move |p: &&Pod| (floor..=cut).contains(&p.created_second());
-        let mine = move |p: &&Pod| !p.snap.deleting && tried(p);
+        let mine = move |p: &&Pod| !p.snap.terminating() && tried(p);
         let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
         // One already being removed that never ran was still made for this wake: it
         // tells the wake happened, and began by then, when an outage hid all but its
@@ -89,7 +89,7 @@ impl Machine {
             .pods
             .iter()
             .filter(tried)
-            .filter(|p| !p.snap.deleting || (!p.snap.running && p.ready.is_none()))
+            .filter(|p| !p.snap.terminating() || (!p.snap.running && p.ready.is_none()))
             .map(|p| p.snap.created)
             .min();
         w.evidence |= first_made.is_some();
@@ -165,7 +165,7 @@ impl Machine {
             && let Some(f) = classify(
                 self.pods
                     .iter()
-                    .filter(|p| tried(p) && (timed_out.is_some() || !p.snap.deleting)),
+                    .filter(|p| tried(p) && (timed_out.is_some() || !p.snap.terminating())),
                 timed_out.is_some(),
                 w.trouble.as_ref(),
                 now.mono,

@@ -163,6 +163,15 @@ impl Machine {
         // unseen (its `Ready=True` lost to a relist).
         let never_ran = gone.ready.is_none() && gone.running.is_none() && !gone.snap.running;
         let made = gone.created_second();
+        // The removal's request dates it to its second when the pod was seen terminating;
+        // else only the arrival bounds it.
+        let fell = match gone.snap.deleting {
+            Some(asked) => At::back_from(
+                stamp,
+                (asked + chrono::Duration::seconds(1)).min(stamp.wall),
+            ),
+            None => At::arrival(stamp),
+        };
         self.pods.retain(|p| p.snap.name != name);
         // Knative removes a woken revision's pods only when it scales it to zero: the last
         // of the open wake's going before it ran is its end, which the PA's and the Deployment's
@@ -175,9 +184,9 @@ impl Machine {
             && !self
                 .pods
                 .iter()
-                .any(|p| !p.snap.deleting && p.created_second() >= w.floor)
+                .any(|p| !p.snap.terminating() && p.created_second() >= w.floor)
         {
-            w.pods_fell.get_or_insert(At::arrival(stamp));
+            w.pods_fell.get_or_insert(fell);
         }
     }
 

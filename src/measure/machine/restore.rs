@@ -128,7 +128,7 @@ impl Machine {
         if let Some((since, _)) = self.pa.as_ref().and_then(|p| p.queued())
             && since.timestamp() > start_second
             && (self.pods.iter().any(|p| {
-                p.snap.deleting && (floor..since.timestamp()).contains(&p.created_second())
+                p.snap.terminating() && (floor..since.timestamp()).contains(&p.created_second())
             }) || (kind == WakeKind::Wake && since.timestamp() > start_second + 1))
             && let Some(w) = self.wake.as_mut()
         {

@@ -113,7 +113,7 @@ impl Feed {
             name: name.into(),
             version: 0,
             created: self.second(created_ms),
-            deleting: false,
+            deleting: None,
             running: false,
             scheduled: None,
             ready: None,

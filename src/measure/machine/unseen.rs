@@ -68,7 +68,7 @@ impl Machine {
                     // A pod that ran may have served unseen: only one that never ran
                     // tells an abort. One created after the `NoTraffic` is a later
                     // wake's: that condition ended an earlier serving period.
-                    p.snap.deleting
+                    p.snap.terminating()
                         && p.ready.is_none()
                         && !p.snap.running
                         && p.created_second() > quiet
@@ -122,7 +122,7 @@ impl Machine {
             .pods
             .iter()
             .filter(|_| queued.is_some() || !still_active)
-            .filter(|p| !p.snap.deleting && after_last(p.created_second()))
+            .filter(|p| !p.snap.terminating() && after_last(p.created_second()))
             // A pod comes after the scale-up that began its wake: seen first, it bounds
             // the start by its creation second, it does not time it.
             .map(|p| p.created.shifted(p.snap.created))
@@ -137,7 +137,7 @@ impl Machine {
         let pod_seen = self
             .pods
             .iter()
-            .filter(|p| !p.snap.deleting && after_last(p.created_second()) && p.created.exact)
+            .filter(|p| !p.snap.terminating() && after_last(p.created_second()) && p.created.exact)
             .map(|p| p.created)
             .reduce(At::earliest);
         // Its first pod, when one is made: made soon after the revision was, it is the
@@ -145,7 +145,7 @@ impl Machine {
         let made = self
             .pods
             .iter()
-            .filter(|p| !p.snap.deleting && after_last(p.created_second()))
+            .filter(|p| !p.snap.terminating() && after_last(p.created_second()))
             .map(|p| p.snap.created)
             .min();
         if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
@@ -329,7 +329,9 @@ impl Machine {
         let Some(created) = self
             .pods
             .iter()
-            .filter(|p| p.snap.running && p.snap.deleting && p.created_second() <= since_second)
+            .filter(|p| {
+                p.snap.running && p.snap.terminating() && p.created_second() <= since_second
+            })
             .filter(|p| {
                 self.last()
                     .is_none_or(|l| p.created_second() > l.end_second)

@@ -12,7 +12,7 @@ fn a_scale_down_seen_pod_first_is_not_a_wake() {
     let mut p = f.ready_pod("p1", 1_000, 2_000);
     assert_eq!(f.pod(p.clone(), 2_000, Via::Watched).len(), 1);
     // Scale-down: the pod's termination arrives before the Deployment and PA changes.
-    p.deleting = true;
+    p.deleting = Some(f.second(9_000));
     assert!(f.pod(p, 9_000, Via::Watched).is_empty());
     assert!(!f.m.waking(), "losing the ready pod is not a wake");
     f.dep(0, 9, 9_005, Via::Watched);
@@ -81,7 +81,7 @@ fn a_pod_stream_ahead_of_the_pa_stream_does_not_split_the_next_wake() {
     f.pa(1, 1, active, 2_864, Via::Listed);
     // The catch-up burst after the watches' errors, every stream in its own order.
     let mut a = a;
-    a.deleting = true;
+    a.deleting = Some(f.second(3_000));
     a.ready = Some(cond(CondStatus::False, None, f.second(3_000)));
     f.pod(a, 3_666, Via::Resumed);
     f.dep(0, 8, 3_666, Via::Resumed);
@@ -111,7 +111,7 @@ fn a_wake_seen_only_by_lists_began_after_its_streams_were_last_at_zero() {
         Via::Watched,
     );
     let mut gone = a;
-    gone.deleting = true;
+    gone.deleting = Some(f.second(3_785));
     f.pod(gone, 3_785, Via::Watched);
     f.dep(0, 8, 3_785, Via::Watched);
     f.m.remove_pod("a", f.stamp(3_785, Via::Watched));
@@ -190,7 +190,7 @@ fn a_pod_of_the_last_serving_still_terminating_does_not_date_the_next_wake() {
     );
     // The scale-down and the next request fall in an outage; the relist still shows the
     // served pod terminating, created in the second the last wake ended.
-    a.deleting = true;
+    a.deleting = Some(f.second(2_000));
     f.pod(a, 3_000, Via::Listed);
     f.dep(1, 10, 3_000, Via::Listed);
     f.queued(2_400, 3_000, Via::Listed);
@@ -212,7 +212,7 @@ fn an_abort_hidden_by_an_outage_on_a_revision_never_woken_is_recorded_from_its_p
     assert!(f.no_traffic(0, 112, Via::Watched).is_empty());
     assert!(f.no_traffic(5_000, 4_699, Via::Listed).is_empty());
     let mut pod = f.new_pod("a", 3_184);
-    pod.deleting = true;
+    pod.deleting = Some(f.second(4_700));
     pod.ready = Some(cond(CondStatus::False, None, f.second(5_000)));
     let done = one(f.pod(pod, 4_726, Via::Listed));
     assert_eq!(
