@@ -273,6 +273,10 @@ pub struct Machine {
     claimed: [u64; 2],
     fell_during: [u64; 2],
     next_id: u64,
+    /// The first wake opened after the Deployment was last seen at zero as it was (live
+    /// or listed, not replayed), 0 if never: a rise its stream replays later is of that
+    /// wake or a later one.
+    deployment_rest: u64,
     wake: Option<Box<Wake>>,
     /// A whole wake that rose and fell unseen, noticed while none was open (see
     /// [`Machine::missed_pa_wake`]); recorded once the lists had time to show its pods.
@@ -463,9 +467,11 @@ impl Machine {
                 && self.claimed[s] < l.id
                 && self.fell_during[s] != l.id
         }) {
+            // A stream never seen at zero and never risen: its first rise is the last's.
+            let after_rest = self.deployment_rest;
             self.claimed[s] = match self.claimed[s] {
-                0 => l.id,
-                c => c + 1,
+                0 if after_rest == 0 => l.id,
+                c => (c + 1).max(after_rest).min(l.id),
             };
             return;
         }

@@ -1671,5 +1671,43 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // A pull-failing wake wholly inside an outage over the first start: its pods came
+        // and went before any list, so Knative's `TimedOut` is the only reason to give.
+        Case {
+            first_start: Some(FirstStart {
+                at: 1481,
+                lists: [0, 0, 0, 0, 740],
+            }),
+            born_at_zero: true,
+            ..case(
+                0,
+                vec![FailedPull],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 0,
+                    before: 912,
+                    after: 0,
+                    delays: [0; 5],
+                }],
+            )
+        },
+        // The Deployment's backlog, 8.3 s behind the others, replays the rise and fall of
+        // a wake the PA's backlog recorded and then the rise of the next, served live since:
+        // that last rise is the served wake's (the stream was at zero before both), not a
+        // new wake.
+        Case {
+            born_at_zero: true,
+            ..case(
+                10478280881527065,
+                vec![Served, ScaleUp, Served, Served, Served],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 3288860521700612220,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 0, 8300, 0],
+                }],
+            )
+        },
     ]
 }

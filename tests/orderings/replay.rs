@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use scaling_facts::measure::machine::Thresholds;
-use scaling_facts::measure::observe::{CondStatus, Observation, Stamp, Via};
+use scaling_facts::measure::observe::{CondStatus, Container, Observation, Stamp, Via};
 use scaling_facts::measure::stats::WindowSettings;
 use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
 use scaling_facts::measure::wake::{OpenChange, OpenWake};
@@ -244,6 +244,8 @@ struct Service {
     expected: Option<f64>,
     /// When (the write's time, or the list's) a delivered object showed a revision serving.
     serving: Vec<(String, i64)>,
+    /// See [`Ran::troubles`].
+    troubles: Vec<(String, i64, String)>,
 }
 
 /// The cluster's `config-autoscaler`: it allows revisions born at zero (docs/knative.md, "Settings").
@@ -333,6 +335,18 @@ impl Service {
         if let Some(uid) = serving {
             self.serving.push((uid.clone(), t));
         }
+        if let Observation::Pod { revision_uid, pod } = obs {
+            let waiting = match &pod.container {
+                Container::Waiting { reason, .. } => Some(reason.to_string()),
+                _ => None,
+            };
+            let unscheduled = (pod.scheduled.as_ref())
+                .filter(|c| c.is(CondStatus::False))
+                .and_then(|c| c.reason.as_deref().map(str::to_owned));
+            for reason in waiting.into_iter().chain(unscheduled) {
+                self.troubles.push((revision_uid.clone(), t, reason));
+            }
+        }
     }
 
     fn list(&mut self, world: &World, kind: Option<Kind>, at: i64) {
@@ -388,6 +402,9 @@ pub struct Ran {
     pub pod_relists: Vec<i64>,
     /// When an object the service received showed a revision serving, by revision uid.
     pub serving: Vec<(String, i64)>,
+    /// What a pod the service received showed of why it was not serving: revision uid,
+    /// when, the reason.
+    pub troubles: Vec<(String, i64, String)>,
     /// When the service first had every kind listed (`i64::MIN`: before the first write).
     pub synced: i64,
 }
@@ -491,6 +508,7 @@ pub fn run(case: &Case) -> Ran {
         open: BTreeMap::new(),
         known: BTreeMap::new(),
         serving: Vec::new(),
+        troubles: Vec::new(),
         expected: None,
     };
     if case.first_start.is_none() {
@@ -653,6 +671,7 @@ pub fn run(case: &Case) -> Ran {
         expected: svc.expected,
         pod_relists,
         serving: svc.serving,
+        troubles: svc.troubles,
         synced: started,
     }
 }

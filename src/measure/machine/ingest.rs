@@ -47,6 +47,7 @@ impl Machine {
         // A replayed event shows a past state, and a Deployment has no timestamp to say
         // when: it was at zero then, not at its arrival. A list's state is current.
         if dep.replicas == 0 && stamp.via != Via::Resumed {
+            self.deployment_rest = self.next_id + 1;
             self.zero_seen[Stream::Deployment as usize] = Some(stamp.wall);
             self.saw_zero(stamp.wall.timestamp());
         }
