@@ -1709,5 +1709,47 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // A restart at the very start of an outage over a pull-failing wake: the watches
+        // that follow its lists fail at once, so the PA's `TimedOut`, first in the burst
+        // when they are back, waits for the pods' backlog to say why.
+        case(
+            7196089077945861097,
+            vec![FailedPull, Served, Served],
+            [0; 5],
+            vec![
+                Fault::Held {
+                    wake: 16030588566019634497,
+                    before: 0,
+                    after: 0,
+                    delays: [0; 5],
+                },
+                Fault::LateHistory {
+                    at: 13782,
+                    down: 200,
+                    after: 0,
+                },
+            ],
+        ),
+        // A pull-failing wake inside an outage, known only from the Deployment's backlog
+        // (dated by its arrival, 31 s late) when the process restarts; the relist shows
+        // the PA's `TimedOut`, newer than the last wake: Knative gave up on this wake, one
+        // activation timeout after it began.
+        case(
+            2766063048016337294,
+            vec![FailedPull],
+            [0; 5],
+            vec![
+                Fault::Restart {
+                    at: 47289,
+                    down: 200,
+                },
+                Fault::Held {
+                    wake: 4858355033728755973,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 3545, 0, 3545],
+                },
+            ],
+        ),
     ]
 }

@@ -519,6 +519,7 @@ pub fn run(case: &Case) -> Ran {
         svc.tracker.apply(cluster_settings(), stamp);
         svc.tracker.mark_synced(stamp);
     }
+    let away = held_windows(case, &world);
     let mut down_until = i64::MIN;
     let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>)> = None;
     for (at, _, t, what) in all {
@@ -651,6 +652,18 @@ pub fn run(case: &Case) -> Ran {
                             }
                             svc.list(&world, Some(kind), at);
                         }
+                    }
+                }
+                // Inside a `Held` window the watches that follow the lists fail at once,
+                // and come back with their kind's backlog.
+                for kind in KINDS {
+                    let back = |(from, to, delays): &(i64, i64, [i64; 5])| {
+                        *from <= at && at < to + delays[kind as usize]
+                    };
+                    if away.iter().any(back) {
+                        trace(at, &format!("watch of {kind:?} down"));
+                        svc.tracker
+                            .watch_down(kind_name(kind), svc.stamp(at, Via::Watched));
                     }
                 }
                 let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));

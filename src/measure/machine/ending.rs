@@ -141,10 +141,27 @@ impl Machine {
         }
         // Knative's give-up says why only with the pods' word; while their watch (or
         // another) is down, that word may still be coming.
+        // A start only bounded from above (a backlog's arrival, a restored wake's) may be
+        // long after the true one: a `TimedOut` newer than the last wake and not before
+        // this one's floor is this wake's, and Knative gave up one activation timeout
+        // after it began.
+        let last_end = self.last().map_or(i64::MIN, |l| l.end_second);
         let timed_out = pa
             .and_then(|p| p.timed_out())
-            .filter(|(since, _)| since.timestamp() > w.start_second())
+            .filter(|(since, _)| {
+                let s = since.timestamp();
+                s > w.start_second() || (!w.requested.exact && s > last_end && s >= w.floor)
+            })
             .filter(|_| !ctx.behind);
+        if let Some((since, _)) = timed_out.filter(|_| !w.requested.exact) {
+            let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
+            let began = since - timeout;
+            if began < w.requested.wall && began.timestamp() > last_end {
+                w.requested = w.requested.shifted(began);
+                w.floor = w.floor.min(began.timestamp() - 1);
+                w.queued = w.queued.map(|q| q.min(began.timestamp()));
+            }
+        }
         // The pods Knative's timeout deletes still say why they never served, and so do
         // those gone before the PA's `TimedOut` arrived.
         if let Some(shown) = self
