@@ -1751,5 +1751,24 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         ),
+        // A restart while a pull-failing wake, already recorded failed, waits for Knative
+        // to give up; the next wake's pod comes first. That `TimedOut` is the recorded
+        // wake's (one activation timeout after its start), not the next one's.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                7339626530340206548,
+                vec![FailedPull, Served, Served, Served, Aborted],
+                [0, 0, 57, 99, 0],
+                vec![
+                    Fault::LateHistory {
+                        at: 21001,
+                        down: 200,
+                        after: 0,
+                    },
+                    Fault::Outage { at: 0, gap: 100 },
+                ],
+            )
+        },
     ]
 }

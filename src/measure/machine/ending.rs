@@ -142,21 +142,29 @@ impl Machine {
         // Knative's give-up says why only with the pods' word; while their watch (or
         // another) is down, that word may still be coming.
         // A start only bounded from above (a backlog's arrival, a restored wake's) may be
-        // long after the true one: a `TimedOut` newer than the last wake and not before
-        // this one's floor is this wake's, and Knative gave up one activation timeout
-        // after it began.
-        let last_end = self.last().map_or(i64::MIN, |l| l.end_second);
+        // long after the true one. Knative gives up one activation timeout after a wake
+        // began: a `TimedOut` not before this wake's floor, and whose wake began after the
+        // last one's (a failure's record ends at the service's threshold, before
+        // Knative's), is this wake's.
+        let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
+        let last = self
+            .last()
+            .map_or((i64::MIN, i64::MIN), |l| (l.start_second, l.end_second));
+        let began_after_last = |since: DateTime<Utc>| {
+            let began = (since - timeout).timestamp();
+            began > last.0.saturating_add(2) && began > last.1
+        };
         let timed_out = pa
             .and_then(|p| p.timed_out())
             .filter(|(since, _)| {
                 let s = since.timestamp();
-                s > w.start_second() || (!w.requested.exact && s > last_end && s >= w.floor)
+                s > w.start_second()
+                    || (!w.requested.exact && s >= w.floor && began_after_last(*since))
             })
             .filter(|_| !ctx.behind);
         if let Some((since, _)) = timed_out.filter(|_| !w.requested.exact) {
-            let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
             let began = since - timeout;
-            if began < w.requested.wall && began.timestamp() > last_end {
+            if began < w.requested.wall && began_after_last(since) {
                 w.requested = w.requested.shifted(began);
                 w.floor = w.floor.min(began.timestamp() - 1);
                 w.queued = w.queued.map(|q| q.min(began.timestamp()));
