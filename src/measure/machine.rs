@@ -120,9 +120,14 @@ enum Stream {
     Autoscaler = 1,
 }
 
+/// A wake's number within its revision's machine, counted from 1 (0: none). A revision
+/// wakes far fewer than four billion times in a process's life, and a fleet holds a
+/// machine for every revision, so it is kept small.
+type WakeId = u32;
+
 #[derive(Debug, Clone)]
 struct Wake {
-    id: u64,
+    id: WakeId,
     kind: WakeKind,
     requested: At,
     /// Pods created before this second belong to an earlier wake.
@@ -168,7 +173,7 @@ struct Wake {
 
 impl Wake {
     /// A wake requested at `requested`, nothing else known of it yet.
-    fn new(id: u64, kind: WakeKind, requested: At, ctx: &Ctx) -> Self {
+    fn new(id: WakeId, kind: WakeKind, requested: At, ctx: &Ctx) -> Self {
         Self {
             id,
             kind,
@@ -232,7 +237,7 @@ struct Edge {
 /// The last wake that ended, to tell its late evidence from a new wake.
 #[derive(Debug, Clone, Copy)]
 struct Closed {
-    id: u64,
+    id: WakeId,
     start_second: i64,
     end_second: i64,
     /// The first second a next wake's pods can have been created in: after its end, or
@@ -270,13 +275,13 @@ pub struct Machine {
     /// Rises and falls seen since the last evaluation, in arrival order.
     edges: Vec<Edge>,
     /// The wake each stream last rose for, and the wake that was current when it last fell.
-    claimed: [u64; 2],
-    fell_during: [u64; 2],
-    next_id: u64,
+    claimed: [WakeId; 2],
+    fell_during: [WakeId; 2],
+    next_id: WakeId,
     /// The first wake opened after the Deployment was last seen at zero as it was (live
     /// or listed, not replayed), 0 if never: a rise its stream replays later is of that
     /// wake or a later one.
-    deployment_rest: u64,
+    deployment_rest: WakeId,
     wake: Option<Box<Wake>>,
     /// A whole wake that rose and fell unseen, noticed while none was open (see
     /// [`Machine::missed_pa_wake`]); recorded once the lists had time to show its pods.
@@ -297,7 +302,8 @@ pub struct Machine {
     born_at_zero: bool,
     /// `serving_at` of the last served wake recorded, so a restart does not record it again.
     last_recorded_serving: Option<DateTime<Utc>>,
-    recorded: VecDeque<i64>,
+    /// The start seconds of the last wakes recorded, not to record one twice.
+    recorded: Recorded,
     created: Option<DateTime<Utc>>,
     /// The revision's creation, seen as it happened.
     created_live: Option<Box<At>>,
@@ -538,7 +544,7 @@ impl Machine {
 
     /// A Deployment that wants pods but never rose for any wake (created at scale, or
     /// first seen by a list) wants them for wake `id`.
-    fn claim_unrisen_deployment(&mut self, id: u64) {
+    fn claim_unrisen_deployment(&mut self, id: WakeId) {
         let dep = Stream::Deployment as usize;
         if self.claimed[dep] == 0 && self.deployment.is_some_and(|d| d.replicas > 0) {
             self.claimed[dep] = id;
@@ -640,7 +646,24 @@ impl Machine {
     }
 }
 
-fn remember(keys: &mut VecDeque<i64>, second: i64) {
+/// The last [`REMEMBERED_KEYS`] start seconds recorded; boxed, as most revisions of a
+/// fleet never record one.
+#[derive(Debug, Clone, Default)]
+#[allow(clippy::box_collection)]
+struct Recorded(Option<Box<VecDeque<i64>>>);
+
+impl Recorded {
+    fn contains(&self, second: &i64) -> bool {
+        self.iter().any(|s| s == second)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &i64> {
+        self.0.iter().flat_map(|keys| keys.iter())
+    }
+}
+
+fn remember(keys: &mut Recorded, second: i64) {
+    let keys = keys.0.get_or_insert_default();
     keys.push_back(second);
     while keys.len() > REMEMBERED_KEYS {
         keys.pop_front();
