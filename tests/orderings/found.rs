@@ -1770,5 +1770,21 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // An activation Knative timed out, its pod running but never ready, lived in an
+        // outage; the pods' backlog (every state of it, streamed) comes first, then the
+        // next wake's pod is made live while the PA's and the Deployment's are 9.3 s
+        // away. A pod only ever streamed that never turned ready did not serve: its
+        // removal ends the wake, and the new pod is the next wake's.
+        case(
+            51731433406635,
+            vec![Served, Served, Served, FailedTimedOut, Served, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 11596252645936713969,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 9300, 9300, 0],
+            }],
+        ),
     ]
 }

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 
 use super::Thresholds;
 use super::dating::{At, Side};
-use crate::measure::observe::{CondStatus, Container, PaSnap, PodSnap, Stamp};
+use crate::measure::observe::{CondStatus, Container, PaSnap, PodSnap, Stamp, Via};
 use scaling_facts_api::Failure;
 
 /// Waiting reasons that fail a wake at once.
@@ -41,6 +41,9 @@ pub struct Pod {
     /// Its serving is explained: by a recorded wake, or as more pods of a revision that
     /// was already serving.
     pub accounted: bool,
+    /// A list showed it: states between two snapshots may be unseen (a `Ready=True`
+    /// among them). A pod only ever streamed, a backlog included, showed every change.
+    pub listed: bool,
 }
 
 impl Pod {
@@ -58,6 +61,7 @@ impl Pod {
             ready: None,
             trouble_since: None,
             accounted: false,
+            listed: false,
             snap: snap.clone(),
         };
         pod.update(snap, stamp, t);
@@ -67,6 +71,7 @@ impl Pod {
     /// Takes a newer snapshot of the pod, dating what changed.
     pub fn update(&mut self, snap: PodSnap, stamp: Stamp, t: &Thresholds) {
         let late = t.late_event_tolerance;
+        self.listed |= stamp.via == Via::Listed;
         if self.scheduled.is_none()
             && let Some(c) = snap.scheduled.as_ref().filter(|c| c.is(CondStatus::True))
         {

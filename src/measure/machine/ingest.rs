@@ -160,9 +160,11 @@ impl Machine {
         if let Some(shown) = why_not_serving(&gone.snap) {
             self.gone_trouble = Some(Box::new((gone.created_second(), failure(shown))));
         }
-        // Never ran, as far as anything seen of it says: a pod that ran may have served
-        // unseen (its `Ready=True` lost to a relist).
-        let never_ran = gone.ready.is_none() && gone.running.is_none() && !gone.snap.running;
+        // Never served: seen in every state it had (only streamed) and never ready, or
+        // never running at all. A pod a list showed that ran may have served unseen (its
+        // `Ready=True` lost to the relist).
+        let never_ran =
+            gone.ready.is_none() && (!gone.listed || gone.running.is_none() && !gone.snap.running);
         let made = gone.created_second();
         // The removal's request dates it to its second when the pod was seen terminating;
         // else only the arrival bounds it.
