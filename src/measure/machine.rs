@@ -32,7 +32,9 @@ mod ingest;
 mod judging;
 mod late;
 mod restore;
+mod rising;
 mod summary;
+mod underway;
 mod unseen;
 
 pub use summary::Summary;
@@ -44,6 +46,7 @@ use chrono::{DateTime, Utc};
 
 pub use dating::{At, Side};
 use evidence::{Autoscaler, Pod};
+use underway::{Wake, WakeId};
 
 use super::observe::{DeploymentSnap, Stamp};
 use scaling_facts_api::Failure;
@@ -118,107 +121,6 @@ pub struct Finished {
 enum Stream {
     Deployment = 0,
     Autoscaler = 1,
-}
-
-/// A wake's number within its revision's machine, counted from 1 (0: none). A revision
-/// wakes far fewer than four billion times in a process's life, and a fleet holds a
-/// machine for every revision, so it is kept small.
-type WakeId = u32;
-
-#[derive(Debug, Clone)]
-struct Wake {
-    id: WakeId,
-    kind: WakeKind,
-    requested: At,
-    /// Pods created before this second belong to an earlier wake.
-    floor: i64,
-    /// The `Queued` transition's second: the wake's identity when known.
-    queued: Option<i64>,
-    /// Which streams rose for this wake and fell again, and when the first fell.
-    fell: [bool; 2],
-    first_fall: Option<At>,
-    /// While a watch was down and no stream had fallen for it, its last pod went away
-    /// before it was ever seen running (the removal's arrival bounds when): the pods show
-    /// its end before the PA's and the Deployment's backlogs can.
-    pods_fell: Option<At>,
-    /// Set once recorded as failed; the wake stays until Knative gives up.
-    failed: Option<Failure>,
-    deadline_at: DateTime<Utc>,
-    /// When every stream wanted zero: an abort, once the grace has passed.
-    ending: Option<At>,
-    /// Something that only a wake makes (a `Queued` transition, a pod of its own) was
-    /// seen. A wake opened from a list or a replay without it is one stream showing an
-    /// older state than another, and is not recorded when it ends.
-    evidence: bool,
-    /// The PA's rise for this wake was streamed, not found by a list.
-    pa_streamed: bool,
-    /// See [`Machine::evaluate`]: an abort that needs no grace.
-    certain_abort: bool,
-    /// Opened by its first pod, seen as it happened at this time.
-    pod_seen: Option<At>,
-    /// Restored from the store, but the PA has queued anew since (at this time): it
-    /// ended while this process was down.
-    superseded: Option<At>,
-    /// It began after this: see [`Machine::began_after`].
-    after: Option<DateTime<Utc>>,
-    /// The PA's word, from a list, that it serves (since this time), waiting for the
-    /// pods to bound its start; if it ends first, it served then.
-    pa_served: Option<At>,
-    /// The last reason its pods showed for not serving (a crash loop, a pull error, no
-    /// node): why Knative gave up, when its `TimedOut` arrives after the pods are gone.
-    trouble: Option<Failure>,
-    /// What opened it: its request, were it a wake rather than the initial start.
-    opened: At,
-}
-
-impl Wake {
-    /// A wake requested at `requested`, nothing else known of it yet.
-    fn new(id: WakeId, kind: WakeKind, requested: At, ctx: &Ctx) -> Self {
-        Self {
-            id,
-            kind,
-            requested,
-            floor: requested.second() - 1,
-            queued: None,
-            fell: [false; 2],
-            first_fall: None,
-            pods_fell: None,
-            failed: None,
-            deadline_at: requested.wall + ctx.activation_timeout,
-            ending: None,
-            evidence: false,
-            pa_streamed: false,
-            certain_abort: false,
-            pod_seen: None,
-            superseded: None,
-            opened: requested,
-            after: None,
-            pa_served: None,
-            trouble: None,
-        }
-    }
-
-    /// An earlier wake's first pod was made in second `made`: a start only a backlog's
-    /// arrival bounds began after that scale-up (see `Machine::first_pods_claimed`).
-    fn begins_after_pods_of(&mut self, made: i64) {
-        if !self.requested.exact {
-            self.floor = self.floor.max((made + 2).min(self.requested.second()));
-        }
-    }
-
-    fn start_second(&self) -> i64 {
-        self.queued.unwrap_or(self.requested.second())
-    }
-
-    /// The earliest it can have begun: its request seen as it happened, else the start
-    /// of the second its evidence floor allows.
-    fn lower_bound(&self) -> DateTime<Utc> {
-        if self.requested.exact {
-            self.requested.wall
-        } else {
-            DateTime::from_timestamp(self.floor, 0).unwrap_or(self.requested.wall)
-        }
-    }
 }
 
 /// A rise or a fall of one stream, and whether it was streamed (ordered with the rest of
@@ -429,178 +331,6 @@ impl Machine {
         self.settle(now, ctx, quiet_falls, &mut out);
         self.judge(&mut out);
         out
-    }
-
-    /// A stream rose: joins the wake underway, echoes the last one, or starts a new one.
-    fn rise(
-        &mut self,
-        (stream, at, streamed): (Stream, At, bool),
-        now: Stamp,
-        ctx: &Ctx,
-        out: &mut Vec<Finished>,
-    ) {
-        let s = stream as usize;
-        let pa = self.pa.as_ref();
-        let queued = pa.and_then(|p| p.queued()).map(|q| q.0.timestamp());
-        let timed_out = pa.and_then(|p| p.timed_out()).map(|t| t.0.timestamp());
-        // A rise its object dates (replayed, or listed) more than a second before the open
-        // wake, or the last, began is an older wake's, arriving late: it neither joins
-        // nor starts one. (A second for the spread of one reconcile's stamps; a wake whose
-        // start is known only from below has that bound, its floor, already.)
-        let begun = self
-            .wake
-            .as_ref()
-            .map(|w| w.lower_bound().timestamp() - i64::from(w.requested.exact))
-            .or(self.last().map(|l| l.start_second - 1));
-        if stream == Stream::Autoscaler
-            && !at.exact
-            && queued.is_some()
-            && begun.is_some_and(|b| at.second() < b)
-        {
-            if streamed {
-                self.late_rise(at);
-            }
-            return;
-        }
-        // A Deployment rise replayed late, on a stream that showed neither the last wake's
-        // rise nor a fall since: its stream is ordered and rises once per wake, so this is
-        // the rise of the oldest wake since the one it last rose for (the last, if it never
-        // rose), however much later the backlog brings it, and whatever opened since from
-        // other streams' backlogs.
-        if let Some(l) = self.last().filter(|l| {
-            stream == Stream::Deployment
-                && at.undated
-                && self.claimed[s] < l.id
-                && self.fell_during[s] != l.id
-        }) {
-            // A stream never seen at zero and never risen: its first rise is the last's.
-            let after_rest = self.deployment_rest;
-            self.claimed[s] = match self.claimed[s] {
-                0 if after_rest == 0 => l.id,
-                c => (c + 1).max(after_rest).min(l.id),
-            };
-            return;
-        }
-        if let Some(w) = self.wake.as_mut() {
-            // A stream that had not risen for this wake joins it, unless the wake was
-            // over already: Knative gave up on it, or the PA queued anew after it ended.
-            let ended = w.ending.or(w.first_fall).map(|e| e.second());
-            let after_end = match (stream, queued, ended) {
-                (Stream::Autoscaler, Some(q), Some(e)) => q > e,
-                _ => false,
-            };
-            let given_up = timed_out.is_some_and(|t| t > w.start_second());
-            // A Deployment rise replayed late has no date of its own: with no `Queued`
-            // newer than this wake's, it is this wake's rise, however it ended since.
-            let late_own = stream == Stream::Deployment
-                && !at.exact
-                && queued.is_none_or(|q| q <= w.start_second());
-            let over = (given_up || after_end) && !late_own;
-            if self.claimed[s] != w.id && !over {
-                self.claimed[s] = w.id;
-                w.ending = None;
-                // Watches are merged in one queue, so a scale-up stamped on arrival before
-                // the first pod may still be handled after it: then it times the start.
-                if at.exact && w.pod_seen.is_some_and(|p| at.wall <= p.wall) {
-                    w.requested = at;
-                    w.pod_seen = None;
-                }
-                return;
-            }
-            if !w.fell[s] && !over {
-                return; // rose twice: a relist merged the fall between, nothing to tell
-            }
-            // A wake is its revision and start second, and Knative never scales to zero
-            // and back within one: a fall and rise inside the wake's own start second is
-            // a stream catching up from an older state, not an abort and the next wake.
-            // (Not a start known only as a replay's arrival: its second is an upper bound.)
-            if !over && !w.requested.undated && at.second() <= w.start_second() {
-                w.fell[s] = false;
-                if !w.fell.contains(&true) {
-                    w.first_fall = None;
-                    w.certain_abort = false;
-                }
-                return;
-            }
-            // It rose and fell for this wake: this is the next wake, and this one ended
-            // when a stream first fell, even if another had not shown its fall yet.
-            let end = w.ending.or(w.first_fall).unwrap_or(at);
-            self.close_unserved(end, now, out);
-        } else if let Some(l) = self.last()
-            && self.claimed[s] < l.id
-            && self.fell_during[s] != l.id
-            && (l
-                .closed
-                .is_some_and(|c| at.mono.saturating_duration_since(c) < ECHO_WINDOW)
-                || self.pods.iter().any(|p| p.snap.serving()))
-        {
-            self.claimed[s] = l.id;
-            return;
-        }
-        self.record_unseen(now, ctx, out);
-        self.open(at, ctx);
-        self.claimed[s] = self.next_id;
-    }
-
-    /// A Deployment that wants pods but never rose for any wake (created at scale, or
-    /// first seen by a list) wants them for wake `id`.
-    fn claim_unrisen_deployment(&mut self, id: WakeId) {
-        let dep = Stream::Deployment as usize;
-        if self.claimed[dep] == 0 && self.deployment.is_some_and(|d| d.replicas > 0) {
-            self.claimed[dep] = id;
-        }
-    }
-
-    fn open(&mut self, at: At, ctx: &Ctx) {
-        self.open_as(self.kind_of_new(None), at, ctx);
-    }
-
-    fn open_as(&mut self, kind: WakeKind, at: At, ctx: &Ctx) {
-        let requested = match kind {
-            WakeKind::Initial => self.created_at(at).unwrap_or(at),
-            WakeKind::Wake => at,
-        };
-        let after = self.began_after(at);
-        // Opened by an arrival that does not date it (a list): its pods may be older than
-        // the arrival, back to when its streams were last seen at zero or the last wake
-        // ended.
-        let floor = match (at.exact, after, self.last()) {
-            (false, Some(a), _) => a.timestamp(),
-            (false, None, Some(l)) => l.next_floor,
-            _ => requested.second() - 1,
-        };
-        self.next_id += 1;
-        // A Deployment that wants pods and never rose (created at scale, or first seen
-        // by a list) wants them for the start opening now, unless a period already
-        // serves: its fall and its next rise are then told from it.
-        if kind == WakeKind::Initial && self.born_at_scale
-            || !self.pods.iter().any(|p| p.snap.serving())
-        {
-            self.claim_unrisen_deployment(self.next_id);
-        }
-        self.failure = None;
-        // Whatever opens now explains, or supersedes, a wake noticed only by its trace.
-        self.unseen = None;
-        let mut w = Wake::new(self.next_id, kind, requested, ctx);
-        w.floor = floor.min(requested.second() - 1);
-        w.evidence = at.exact;
-        w.opened = at;
-        w.after = after;
-        self.wake = Some(Box::new(w));
-    }
-
-    /// A wake opened at `at` began after its streams were last seen at zero since the last
-    /// wake ended, less the spread of the KPA's two writes of one reconcile (the other
-    /// stream may have risen that much before).
-    fn began_after(&self, at: At) -> Option<DateTime<Utc>> {
-        let since = self.last().map_or(i64::MIN, |l| l.end_second);
-        let zero = self
-            .zero_seen
-            .iter()
-            .flatten()
-            .filter(|z| z.timestamp() > since && **z <= at.wall)
-            .max()?;
-        Some(*zero - chrono::Duration::milliseconds(KPA_WRITE_SPREAD_MS))
     }
 
     fn wants(&self) -> bool {

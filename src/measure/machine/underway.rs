@@ -1,0 +1,111 @@
+//! A wake underway: what is known of it so far, from its request to its verdict.
+//!
+//! Its bounds (`requested`, `floor`, `queued`) are the evidence that dates it, tightened as
+//! more arrives; the machine owns at most one, and keeps it boxed, since most revisions
+//! of a fleet are not waking.
+
+use chrono::{DateTime, Utc};
+
+use super::{At, Ctx};
+use scaling_facts_api::{Failure, WakeKind};
+
+/// A wake's number within its revision's machine, counted from 1 (0: none). A revision
+/// wakes far fewer than four billion times in a process's life, and a fleet holds a
+/// machine for every revision, so it is kept small.
+pub type WakeId = u32;
+
+#[derive(Debug, Clone)]
+pub struct Wake {
+    pub id: WakeId,
+    pub kind: WakeKind,
+    pub requested: At,
+    /// Pods created before this second belong to an earlier wake.
+    pub floor: i64,
+    /// The `Queued` transition's second: the wake's identity when known.
+    pub queued: Option<i64>,
+    /// Which streams rose for this wake and fell again, and when the first fell.
+    pub fell: [bool; 2],
+    pub first_fall: Option<At>,
+    /// While a watch was down and no stream had fallen for it, its last pod went away
+    /// before it was ever seen running (the removal's arrival bounds when): the pods show
+    /// its end before the PA's and the Deployment's backlogs can.
+    pub pods_fell: Option<At>,
+    /// Set once recorded as failed; the wake stays until Knative gives up.
+    pub failed: Option<Failure>,
+    pub deadline_at: DateTime<Utc>,
+    /// When every stream wanted zero: an abort, once the grace has passed.
+    pub ending: Option<At>,
+    /// Something that only a wake makes (a `Queued` transition, a pod of its own) was
+    /// seen. A wake opened from a list or a replay without it is one stream showing an
+    /// older state than another, and is not recorded when it ends.
+    pub evidence: bool,
+    /// The PA's rise for this wake was streamed, not found by a list.
+    pub pa_streamed: bool,
+    /// See [`Machine::evaluate`]: an abort that needs no grace.
+    pub certain_abort: bool,
+    /// Opened by its first pod, seen as it happened at this time.
+    pub pod_seen: Option<At>,
+    /// Restored from the store, but the PA has queued anew since (at this time): it
+    /// ended while this process was down.
+    pub superseded: Option<At>,
+    /// It began after this: see [`Machine::began_after`].
+    pub after: Option<DateTime<Utc>>,
+    /// The PA's word, from a list, that it serves (since this time), waiting for the
+    /// pods to bound its start; if it ends first, it served then.
+    pub pa_served: Option<At>,
+    /// The last reason its pods showed for not serving (a crash loop, a pull error, no
+    /// node): why Knative gave up, when its `TimedOut` arrives after the pods are gone.
+    pub trouble: Option<Failure>,
+    /// What opened it: its request, were it a wake rather than the initial start.
+    pub opened: At,
+}
+
+impl Wake {
+    /// A wake requested at `requested`, nothing else known of it yet.
+    pub fn new(id: WakeId, kind: WakeKind, requested: At, ctx: &Ctx) -> Self {
+        Self {
+            id,
+            kind,
+            requested,
+            floor: requested.second() - 1,
+            queued: None,
+            fell: [false; 2],
+            first_fall: None,
+            pods_fell: None,
+            failed: None,
+            deadline_at: requested.wall + ctx.activation_timeout,
+            ending: None,
+            evidence: false,
+            pa_streamed: false,
+            certain_abort: false,
+            pod_seen: None,
+            superseded: None,
+            opened: requested,
+            after: None,
+            pa_served: None,
+            trouble: None,
+        }
+    }
+
+    /// An earlier wake's first pod was made in second `made`: a start only a backlog's
+    /// arrival bounds began after that scale-up (see `Machine::first_pods_claimed`).
+    pub fn begins_after_pods_of(&mut self, made: i64) {
+        if !self.requested.exact {
+            self.floor = self.floor.max((made + 2).min(self.requested.second()));
+        }
+    }
+
+    pub fn start_second(&self) -> i64 {
+        self.queued.unwrap_or(self.requested.second())
+    }
+
+    /// The earliest it can have begun: its request seen as it happened, else the start
+    /// of the second its evidence floor allows.
+    pub fn lower_bound(&self) -> DateTime<Utc> {
+        if self.requested.exact {
+            self.requested.wall
+        } else {
+            DateTime::from_timestamp(self.floor, 0).unwrap_or(self.requested.wall)
+        }
+    }
+}
