@@ -89,6 +89,14 @@ pub struct Ctx {
     pub pa_behind: bool,
 }
 
+impl Ctx {
+    /// When a wake began that Knative gave up on at `timed_out` (its `TimedOut`
+    /// transition): it counts the activation timeout from the wake's start.
+    pub fn began_before_timeout(&self, timed_out: DateTime<Utc>) -> DateTime<Utc> {
+        timed_out - chrono::Duration::from_std(self.activation_timeout).unwrap_or_default()
+    }
+}
+
 /// How long an apparent abort waits for lagging watches (a pod turning ready, a stream
 /// that has not shown the rise yet) before it is recorded.
 pub const ABORT_GRACE: Duration = Duration::from_millis(2_500);

@@ -62,19 +62,23 @@ impl At {
         let on_time = object_time.is_none_or(|ot| behind(ot) <= late + Duration::from_secs(1));
         match object_time {
             _ if stamp.via == Via::Watched && on_time => Self::arrival(stamp),
-            Some(ot) => {
-                let wall = match side {
-                    Side::Start => ot,
-                    Side::End => (ot + chrono::Duration::seconds(1)).min(stamp.wall),
-                };
-                Self::back_from(stamp, wall)
-            }
+            Some(ot) => Self::by_stamp(stamp, ot, side),
             None => Self {
                 exact: false,
                 undated: true,
                 ..Self::arrival(stamp)
             },
         }
+    }
+
+    /// The safe side of the whole second `object_time`, seen in `stamp`, whatever the
+    /// arrival: for a change the arrival never dates.
+    pub fn by_stamp(stamp: Stamp, object_time: DateTime<Utc>, side: Side) -> Self {
+        let wall = match side {
+            Side::Start => object_time,
+            Side::End => (object_time + chrono::Duration::seconds(1)).min(stamp.wall),
+        };
+        Self::back_from(stamp, wall)
     }
 
     /// `wall`, with the monotonic time it corresponds to as seen from `stamp`.

@@ -139,21 +139,20 @@ impl Machine {
             self.close_unserved(end, now, out);
             return self.settle_quiet(now, ctx, quiet_falls, out);
         }
-        // Knative's give-up says why only with the pods' word; while their watch (or
-        // another) is down, that word may still be coming.
         // A start only bounded from above (a backlog's arrival, a restored wake's) may be
         // long after the true one. Knative gives up one activation timeout after a wake
         // began: a `TimedOut` not before this wake's floor, and whose wake began after the
         // last one's (a failure's record ends at the service's threshold, before
         // Knative's), is this wake's.
-        let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
         let last = self
             .last()
             .map_or((i64::MIN, i64::MIN), |l| (l.start_second, l.end_second));
         let began_after_last = |since: DateTime<Utc>| {
-            let began = (since - timeout).timestamp();
+            let began = ctx.began_before_timeout(since).timestamp();
             began > last.0.saturating_add(2) && began > last.1
         };
+        // Knative's give-up says why only with the pods' word; while their watch (or
+        // another) is down, that word may still be coming.
         let timed_out = pa
             .and_then(|p| p.timed_out())
             .filter(|(since, _)| {
@@ -163,7 +162,7 @@ impl Machine {
             })
             .filter(|_| !ctx.behind);
         if let Some((since, _)) = timed_out.filter(|_| !w.requested.exact) {
-            let began = since - timeout;
+            let began = ctx.began_before_timeout(since);
             if began < w.requested.wall && began_after_last(since) {
                 w.requested = w.requested.shifted(began);
                 w.floor = w.floor.min(began.timestamp() - 1);

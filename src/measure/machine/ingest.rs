@@ -168,13 +168,9 @@ impl Machine {
         let made = gone.created_second();
         // The removal's request dates it to its second when the pod was seen terminating;
         // else only the arrival bounds it.
-        let fell = match gone.snap.deleting {
-            Some(asked) => At::back_from(
-                stamp,
-                (asked + chrono::Duration::seconds(1)).min(stamp.wall),
-            ),
-            None => At::arrival(stamp),
-        };
+        let fell = (gone.snap.deleting).map_or(At::arrival(stamp), |asked| {
+            At::by_stamp(stamp, asked, Side::End)
+        });
         self.pods.retain(|p| p.snap.name != name);
         // Knative removes a woken revision's pods only when it scales it to zero: the last
         // of the open wake's going before it ran is its end, which the PA's and the Deployment's

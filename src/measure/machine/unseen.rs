@@ -34,8 +34,7 @@ impl Machine {
                 .is_some_and(|l| since.timestamp() > l.end_second)
             && !self.wants()
         {
-            let timeout = chrono::Duration::from_std(ctx.activation_timeout).unwrap_or_default();
-            let start = since - timeout;
+            let start = ctx.began_before_timeout(since);
             let near =
                 (start.timestamp() - 2..=start.timestamp() + 2).any(|s| self.recorded.contains(&s));
             if !near {
