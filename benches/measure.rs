@@ -19,7 +19,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use scaling_facts::measure::observe::{DeploymentSnap, Observation, ServiceSnap, Stamp, Via};
-use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
+use scaling_facts::measure::tracker::{Stored, Tracker, TrackerSettings};
 use scaling_facts::service::engine::BURST;
 use scaling_facts::watch::{convert, types};
 use scaling_facts_sim::knative::{
@@ -196,7 +196,7 @@ fn fleet_identity(i: usize, per_service: usize) -> RevisionIdentity {
 /// at zero with `Active=False NoTraffic`.
 fn tracker_with(n: usize, per_service: usize) -> Tracker {
     let mut t = Tracker::new(TrackerSettings::default());
-    t.merge_history(&[], &[], Stamp::now(Via::Listed));
+    t.merge_history(Stored::default(), Stamp::now(Via::Listed));
     let day_ago = Utc::now() - chrono::Duration::days(1);
     for i in 0..n {
         let id = fleet_identity(i, per_service);

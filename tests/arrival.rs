@@ -9,7 +9,7 @@ use scaling_facts::measure::observe::{
     Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, RevisionSnap, Stamp,
     Via,
 };
-use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
+use scaling_facts::measure::tracker::{Stored, Tracker, TrackerSettings};
 use scaling_facts::measure::wake::{OpenChange, OpenWake};
 use scaling_facts_api::{Outcome, Precision, WakeKind};
 
@@ -178,7 +178,14 @@ fn a_wake_aborted_and_asked_again_while_down_is_recorded_from_the_store() {
         failure_message: None,
         caused_by: None,
     };
-    let out = tr.merge_history(&[before], &[open], clock.at(39_332, Via::Listed));
+    let out = tr.merge_history(
+        Stored {
+            wakes: &[before],
+            open: &[open],
+            rests: &[],
+        },
+        clock.at(39_332, Via::Listed),
+    );
     assert!(out.wakes.is_empty());
     // Aborted at 38,193 ms and asked for again at about 38,250: what the lists show.
     let dep = DeploymentSnap {
@@ -347,7 +354,13 @@ fn a_wake_begun_inside_the_last_ones_upper_bound_is_found_by_the_lists() {
         failure_message: None,
         caused_by: None,
     };
-    tr.merge_history(&[before], &[], clock.at(34_242, Via::Listed));
+    tr.merge_history(
+        Stored {
+            wakes: &[before],
+            ..Default::default()
+        },
+        clock.at(34_242, Via::Listed),
+    );
     tr.apply(revision(), clock.at(34_269, Via::Listed));
     tr.apply(
         waiting_pod("pod-1", 31_700, None),
@@ -415,7 +428,13 @@ fn history_merged_before_the_sync_keeps_the_stored_wake_underway() {
         ended_at: None,
         trouble: None,
     };
-    let out = tr.merge_history(&[], &[underway], clock.at(22_902, Via::Listed));
+    let out = tr.merge_history(
+        Stored {
+            open: &[underway],
+            ..Default::default()
+        },
+        clock.at(22_902, Via::Listed),
+    );
     open.extend(out.open);
     open.extend(
         tr.apply(pa_at(1, "Queued", 20_414), clock.at(22_903, Via::Listed))

@@ -309,18 +309,25 @@ fn shown_reason(ran: &Ran, t: &TrueWake) -> bool {
 /// its pods were gone before the relist, so only the PA's newer `NoTraffic` tells it
 /// happened, and it began after the `NoTraffic` that condition replaced. Returns that
 /// condition's second (in ms from the world's start), where a bound on the start can be.
+///
+/// The relist is the one after an [`Fault::Outage`], or a restart's while the API was
+/// away over the whole wake ([`Fault::Held`]) and no watch of the process it replaced had
+/// come back to deliver the backlog.
 fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
     let world = &ran.world;
-    let relisted = case.faults.iter().find_map(|f| match *f {
+    let outage = case.faults.iter().find_map(|f| match *f {
         Fault::Outage { at, gap } if at - gap < t.start && t.end <= at => Some(at),
         _ => None,
-    })?;
-    // The pods' own relist after that outage (each stream relists a little after it).
-    let pods_listed = ran
-        .pod_relists
-        .iter()
-        .copied()
-        .find(|r| *r >= relisted && *r <= relisted + 300)?;
+    });
+    let pods_listed = match outage {
+        // The pods' own relist after that outage (each stream relists a little after it).
+        Some(relisted) => ran
+            .pod_relists
+            .iter()
+            .copied()
+            .find(|r| *r >= relisted && *r <= relisted + 300)?,
+        None => restarted_unseen(case, ran, t)?,
+    };
     let wake_pods: Vec<&str> = world
         .writes
         .iter()
@@ -349,6 +356,37 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
         })
         .map(|w| world.sec(w.t).timestamp_millis() - world.base_ms)
         .next_back()
+}
+
+/// When a restart listed, with the API away from before the wake began (so the process
+/// it replaced saw nothing of it) until after the wake ended, every watch still held.
+fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
+    let restarts: Vec<i64> = case
+        .faults
+        .iter()
+        .filter_map(|f| match *f {
+            Fault::Restart { at, .. }
+            | Fault::LateHistory { at, .. }
+            | Fault::MidListHistory { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    case.faults.iter().find_map(|f| match *f {
+        Fault::Held {
+            wake,
+            before,
+            after,
+            delays,
+        } => {
+            let (from, to) = replay::held_window(&ran.world, wake, before, after)?;
+            let back = to + delays.iter().copied().min().unwrap_or(0);
+            restarts
+                .iter()
+                .copied()
+                .find(|r| from < t.start && t.end <= *r && *r < back && *r > ran.synced)
+        }
+        _ => None,
+    })
 }
 
 fn check_one(

@@ -482,3 +482,60 @@ on_both_backends!(
         assert!(store.open_wakes().await.unwrap().is_empty());
     }
 );
+
+on_both_backends!(
+    a_revisions_last_rest_replaces_the_one_before,
+    async |store: Store| {
+        use scaling_facts::measure::wake::{PaRest, Rest, RestAt};
+        let rest = |uid: &str, generation: i64, pa: Option<PaRest>| Rest {
+            revision_uid: uid.into(),
+            at: RestAt {
+                deployment: Some((
+                    generation,
+                    t(generation) + chrono::Duration::milliseconds(7),
+                )),
+                autoscaler: pa,
+                after_start: Some(t(generation).timestamp() - 1),
+            },
+        };
+        let idle = PaRest {
+            timed_out: false,
+            initialized: true,
+            since: t(61),
+            seen: t(61) + chrono::Duration::milliseconds(480),
+        };
+        let gave_up = PaRest {
+            timed_out: true,
+            initialized: false,
+            ..idle
+        };
+        store
+            .put_rests(&[rest("rev-a", 2, None), rest("rev-b", 4, Some(gave_up))])
+            .await
+            .unwrap();
+        store
+            .put_rests(&[rest("rev-a", 6, Some(idle))])
+            .await
+            .unwrap();
+        let only_pa = Rest {
+            revision_uid: "rev-c".into(),
+            at: RestAt {
+                deployment: None,
+                autoscaler: Some(idle),
+                after_start: None,
+            },
+        };
+        store
+            .put_rests(std::slice::from_ref(&only_pa))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.rests().await.unwrap(),
+            vec![
+                rest("rev-a", 6, Some(idle)),
+                rest("rev-b", 4, Some(gave_up)),
+                only_pa
+            ]
+        );
+    }
+);

@@ -31,6 +31,7 @@ mod evidence;
 mod ingest;
 mod judging;
 mod late;
+mod rest;
 mod restore;
 mod rising;
 mod summary;
@@ -172,6 +173,9 @@ struct Unseen {
     end: At,
     /// When it was noticed, by arrival.
     noticed: Instant,
+    /// The creation of its first pod, seen before the pod went: a later start bound
+    /// than `after`.
+    first_pod: Option<At>,
 }
 
 /// One revision's wake state.
@@ -225,6 +229,8 @@ pub struct Machine {
     unjudged: Option<Box<VecDeque<judging::Unjudged>>>,
     /// A watch of the revision's objects is down (as of the last evaluation).
     behind: bool,
+    /// What it was last seen at rest in changed: the store is to keep the new one.
+    rest_changed: bool,
     /// A wake the PA's replay began before the open one ([`late`]): its `Queued`.
     late: Option<Box<At>>,
 }

@@ -9,7 +9,7 @@ mod behind;
 mod causes;
 mod follow;
 pub use follow::one_wake;
-pub use history::end_ms;
+pub use history::{Stored, end_ms};
 mod history;
 mod lists;
 mod pending;
@@ -25,7 +25,7 @@ use super::machine::{Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
-use super::wake::{OpenChange, OpenWake, Underway};
+use super::wake::{OpenChange, OpenWake, Rest, Underway};
 use across::Across;
 use scaling_facts_api::{
     ActiveRevision, ColdStarts, Failure, RuntimePresence, Scaling, WakeProgress,
@@ -94,6 +94,8 @@ pub struct Output {
     /// Stored wakes found to be another record of a wake stored under a neighbouring
     /// second: to delete, by (revision UID, start second).
     pub retracted: Vec<(String, i64)>,
+    /// Revisions whose last rest changed, for the store.
+    pub rests: Vec<Rest>,
 }
 
 impl Output {
@@ -102,6 +104,7 @@ impl Output {
         self.wakes.extend(later.wakes);
         self.open.extend(later.open);
         self.retracted.extend(later.retracted);
+        self.rests.extend(later.rests);
     }
 }
 
@@ -359,6 +362,12 @@ impl Tracker {
                 None => OpenChange::Closed {
                     revision_uid: uid.to_owned(),
                 },
+            });
+        }
+        if let Some(at) = rev.machine.take_rest() {
+            out.rests.push(Rest {
+                revision_uid: uid.to_owned(),
+                at,
             });
         }
         let service = rev.service_key();

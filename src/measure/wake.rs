@@ -1,9 +1,11 @@
-//! The wakes underway, as the store keeps them.
+//! The wakes underway, and each revision's last rest, as the store keeps them.
 //!
 //! A finished wake is a [`scaling_facts_api::WakeRecord`], part of the wire contract. A wake
 //! that has begun but not ended is this module's: it is persisted while it lasts so that a
 //! restart continues it, and it is identified like a record, by its revision UID and the
-//! whole second it started in.
+//! whole second it started in. Between wakes, the state a revision was last seen at rest
+//! in ([`Rest`]) is persisted too: a restart compares its lists with it, as a running
+//! process compares them with its memory, to see a wake that went by unseen.
 
 use chrono::{DateTime, Utc};
 use scaling_facts_api::{Failure, WakeKind};
@@ -69,4 +71,40 @@ pub struct Underway {
 pub enum OpenChange {
     Opened(OpenWake),
     Closed { revision_uid: String },
+}
+
+/// What a revision's objects showed when it was last seen at rest: a restarted process
+/// starts from it, so that a whole wake that went by while no process watched (the API
+/// server away, the process rescheduled) still shows in its lists, as a Deployment whose
+/// generation moved on or a PA `Active=False` condition newer than this one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rest {
+    pub revision_uid: String,
+    pub at: RestAt,
+}
+
+/// A revision's rest without the revision: each stream's part is None when that stream
+/// was not at zero (or not yet seen) when the rest was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RestAt {
+    /// The Deployment's `metadata.generation` at zero, and when it was seen so.
+    pub deployment: Option<(i64, DateTime<Utc>)>,
+    /// The PA's `Active=False` condition at zero, and when it was seen so.
+    pub autoscaler: Option<PaRest>,
+    /// The start second of the last wake known to have ended when it was taken: a wake
+    /// recorded with a later one is newer than this rest (which the clocks of lagging
+    /// streams cannot tell).
+    pub after_start: Option<i64>,
+}
+
+/// The PA's `Active=False` condition at rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaRest {
+    /// `TimedOut` (Knative gave up) rather than `NoTraffic`.
+    pub timed_out: bool,
+    /// `ScaleTargetInitialized=True`: the revision had served.
+    pub initialized: bool,
+    /// Its `lastTransitionTime`.
+    pub since: DateTime<Utc>,
+    pub seen: DateTime<Utc>,
 }

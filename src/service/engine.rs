@@ -29,7 +29,7 @@ use super::writer::Outbox;
 use crate::book::FactsBook;
 use crate::measure::depends;
 use crate::measure::observe::{Stamp, Via};
-use crate::measure::tracker::{Output, Tracker, TrackerSettings};
+use crate::measure::tracker::{Output, Stored, Tracker, TrackerSettings};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::{Components, KindState};
 use crate::telemetry::metrics::{KindLabels, Metrics};
@@ -182,7 +182,10 @@ impl Engine {
                 },
                 loaded = &mut history => match loaded {
                     Some(h) => off_the_clock(|| {
-                        tracker.merge_history(&h.wakes, &h.open, Stamp::now(Via::Listed))
+                        tracker.merge_history(
+                            Stored { wakes: &h.wakes, open: &h.open, rests: &h.rests },
+                            Stamp::now(Via::Listed),
+                        )
                     }),
                     None => Output::default(),
                 },
@@ -353,6 +356,9 @@ impl Engine {
             writes.push(Write::Wake(Box::new(r.wake)));
         }
         writes.extend(output.open.into_iter().map(Write::Open));
+        if !output.rests.is_empty() {
+            writes.push(Write::Rests(output.rests));
+        }
         self.outbox.push(writes);
     }
 

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::spool::Write;
-use crate::measure::wake::{OpenChange, OpenWake};
+use crate::measure::wake::{OpenChange, OpenWake, Rest};
 use crate::store::{Store, StoreError};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::{Components, HistoryState};
@@ -27,6 +27,8 @@ const MAX_RETRY: Duration = Duration::from_secs(10);
 pub struct History {
     pub wakes: Vec<WakeRecord>,
     pub open: Vec<OpenWake>,
+    /// Each revision's last rest.
+    pub rests: Vec<Rest>,
     /// The id of the newest stored row the history holds: followers read on from it.
     pub last_id: u64,
 }
@@ -51,10 +53,11 @@ pub async fn load(
         let last_id = store.last_wake_id().await?;
         let wakes = store.wakes_since_upto(since, last_id).await?;
         let open = store.open_wakes().await?;
-        Ok((wakes, open, last_id))
+        let rests = store.rests().await?;
+        Ok((wakes, open, rests, last_id))
     })
     .await?;
-    let (wakes, open, last_id) = match read {
+    let (wakes, open, rests, last_id) = match read {
         Ok(read) => read,
         // A row this service cannot read: measuring goes on without the history rather
         // than waiting for a row that will never change.
@@ -62,14 +65,15 @@ pub async fn load(
             let why = ErrorChain(&e).to_string();
             tracing::error!(error = %why, "the stored history cannot be read; measuring without it");
             components.set_history(HistoryState::Failed { error: why });
-            return Some(overlay(Vec::new(), Vec::new(), left));
+            return Some(overlay(Vec::new(), Vec::new(), Vec::new(), left));
         }
     };
-    let mut history = overlay(wakes, open, left);
+    let mut history = overlay(wakes, open, rests, left);
     history.last_id = last_id;
     tracing::info!(
         wakes = history.wakes.len(),
         underway = history.open.len(),
+        rests = history.rests.len(),
         "history loaded"
     );
     tracing::debug!(open = ?history.open, "wakes underway in the history");
@@ -80,7 +84,16 @@ pub async fn load(
 }
 
 /// The spool's writes laid over the store's rows, in the order they were made.
-fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) -> History {
+fn overlay(
+    mut wakes: Vec<WakeRecord>,
+    open: Vec<OpenWake>,
+    rests: Vec<Rest>,
+    left: Vec<Write>,
+) -> History {
+    let mut rests: BTreeMap<String, Rest> = rests
+        .into_iter()
+        .map(|r| (r.revision_uid.clone(), r))
+        .collect();
     let mut underway: BTreeMap<String, OpenWake> = open
         .into_iter()
         .map(|o| (o.revision_uid.clone(), o))
@@ -93,6 +106,9 @@ fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) ->
             }
             Write::Open(OpenChange::Closed { revision_uid }) => {
                 underway.remove(&revision_uid);
+            }
+            Write::Rests(all) => {
+                rests.extend(all.into_iter().map(|r| (r.revision_uid.clone(), r)));
             }
             Write::Opens(all) => {
                 underway = all
@@ -111,6 +127,7 @@ fn overlay(mut wakes: Vec<WakeRecord>, open: Vec<OpenWake>, left: Vec<Write>) ->
     History {
         wakes,
         open: underway.into_values().collect(),
+        rests: rests.into_values().collect(),
         last_id: 0,
     }
 }
@@ -174,8 +191,40 @@ mod tests {
                 revision_uid: "c".into(),
             }),
         ];
-        let h = overlay(Vec::new(), vec![open("a", 10), open("d", 5)], left);
+        let h = overlay(
+            Vec::new(),
+            vec![open("a", 10), open("d", 5)],
+            Vec::new(),
+            left,
+        );
         let uids: Vec<_> = h.open.iter().map(|o| o.revision_uid.as_str()).collect();
         assert_eq!(uids, ["b", "d"]);
+    }
+
+    fn rest(uid: &str, generation: i64) -> Rest {
+        let at = chrono::DateTime::from_timestamp(generation, 0).unwrap();
+        Rest {
+            revision_uid: uid.into(),
+            at: crate::measure::wake::RestAt {
+                deployment: Some((generation, at)),
+                autoscaler: None,
+                after_start: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_spooled_rest_replaces_the_stored_one() {
+        let left = vec![
+            Write::Rests(vec![rest("a", 4), rest("c", 2)]),
+            Write::Rests(vec![rest("a", 6)]),
+        ];
+        let h = overlay(
+            Vec::new(),
+            Vec::new(),
+            vec![rest("a", 2), rest("b", 2)],
+            left,
+        );
+        assert_eq!(h.rests, [rest("a", 6), rest("b", 2), rest("c", 2)]);
     }
 }

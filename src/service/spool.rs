@@ -35,6 +35,8 @@ pub enum Write {
     Open(OpenChange),
     /// Every wake underway, replacing what the store holds: a new writer's own view.
     Opens(Vec<crate::measure::wake::OpenWake>),
+    /// Revisions' last rests, each replacing what the store holds for its revision.
+    Rests(Vec<crate::measure::wake::Rest>),
     /// A stored wake turned out to be a second record of another: delete it.
     Retract {
         revision_uid: String,

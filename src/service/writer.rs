@@ -391,6 +391,7 @@ async fn write(store: &Store, w: &Write, replicated: bool) -> Result<(), StoreEr
             Ok(())
         }
         Write::Open(change) => store.apply_open(change).await,
+        Write::Rests(all) => store.put_rests(all).await,
         Write::Retract {
             revision_uid,
             start_second,

@@ -20,6 +20,7 @@ pub mod config;
 pub mod faults;
 pub mod open;
 pub mod releases;
+pub mod rests;
 pub mod wakes;
 
 use std::sync::Arc;

@@ -1786,5 +1786,94 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 9300, 9300, 0],
             }],
         ),
+        // The API away over a whole served wake, the process restarted inside the outage:
+        // its lists show the PA's `NoTraffic` newer than the one at the last rest and the
+        // Deployment risen again from it; the rest comes from the store (nothing else of
+        // the old process's memory survives), the pod of the wake is still listed.
+        case(
+            270634075759375111,
+            vec![Served],
+            [0; 5],
+            vec![
+                Fault::Held {
+                    wake: 6866774096996754757,
+                    before: 1,
+                    after: 1330,
+                    delays: [0; 5],
+                },
+                Fault::LateHistory {
+                    at: 22152,
+                    down: 200,
+                    after: 0,
+                },
+            ],
+        ),
+        // As above, after a failed wake: the restart lists a pod of the unseen wake that
+        // ran and is going; it is gone before the abort's grace is over, and still dates
+        // the wake's start (its creation second) better than the rest it began after.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                11308639748842503712,
+                vec![FailedPull, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 8480770249586112994,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 681, 0, 681],
+                    },
+                    Fault::LateHistory {
+                        at: 65856,
+                        down: 200,
+                        after: 0,
+                    },
+                ],
+            )
+        },
+        // Two whole-wake outages with a restart between, whose store answers while the
+        // lists come in: the rest is restored before the kinds still to list.
+        case(
+            0,
+            vec![Served, Served, FailedPull, Served],
+            [0; 5],
+            vec![
+                Fault::Held {
+                    wake: 10950885433218056678,
+                    before: 0,
+                    after: 0,
+                    delays: [0; 5],
+                },
+                Fault::MidListHistory {
+                    at: 34893,
+                    down: 200,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 17395025793686675952,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 3796],
+                },
+            ],
+        ),
+        // A restart while a wake serves, the Deployment's stream 1.3 s behind: the rest
+        // stored after the wake before was seen after this wake's request, and is still
+        // older than it (the wake is recorded); it is not restored.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                5525146865525854045,
+                vec![Aborted, ScaleUp],
+                [0, 0, 411, 1298, 0],
+                vec![Fault::Restart {
+                    at: 18662,
+                    down: 200,
+                }],
+            )
+        },
     ]
 }

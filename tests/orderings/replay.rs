@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use scaling_facts::measure::machine::Thresholds;
 use scaling_facts::measure::observe::{CondStatus, Container, Observation, Stamp, Via};
 use scaling_facts::measure::stats::WindowSettings;
-use scaling_facts::measure::tracker::{Tracker, TrackerSettings};
-use scaling_facts::measure::wake::{OpenChange, OpenWake};
+use scaling_facts::measure::tracker::{Stored, Tracker, TrackerSettings};
+use scaling_facts::measure::wake::{OpenChange, OpenWake, Rest};
 use scaling_facts_api::WakeRecord;
 
 use super::world::{self, KINDS, Kind, World};
@@ -239,6 +239,8 @@ struct Service {
     /// wakes underway.
     stored: BTreeMap<(String, i64), WakeRecord>,
     open: BTreeMap<String, OpenWake>,
+    /// Each revision's last rest, as the store keeps it.
+    rests: BTreeMap<String, Rest>,
     /// What each stream has delivered since the service started, for "gone" on relist.
     known: BTreeMap<(Kind, String), Observation>,
     expected: Option<f64>,
@@ -293,6 +295,10 @@ impl Service {
             self.stored
                 .entry((w.revision_uid.clone(), w.start_second))
                 .or_insert(w);
+        }
+        for r in out.rests {
+            trace(at, &format!("  rest {:?}", r.at));
+            self.rests.insert(r.revision_uid.clone(), r);
         }
         for o in out.open {
             trace(at, &format!("  open {o:?}"));
@@ -419,6 +425,15 @@ pub fn run(case: &Case) -> Ran {
         case.deployment_first,
         case.quick,
     );
+    if std::env::var("ORDERINGS_TRACE").is_ok_and(|v| v == "world") {
+        for t in &world.truth {
+            eprintln!("truth {t:?}");
+        }
+        for w in &world.writes {
+            let what = w.obs.as_ref().map_or_else(|| "gone".to_string(), short);
+            eprintln!("{:>7} write {:?} {}", w.t, w.kind, what);
+        }
+    }
     let mut rng = case.seed | 1;
     let end = world.writes.last().map_or(0, |w| w.t) + 15_000;
     let mut all: Vec<(i64, usize, i64, What)> = Vec::new();
@@ -506,6 +521,7 @@ pub fn run(case: &Case) -> Ran {
         tracker: Tracker::new(settings()),
         stored: BTreeMap::new(),
         open: BTreeMap::new(),
+        rests: BTreeMap::new(),
         known: BTreeMap::new(),
         serving: Vec::new(),
         troubles: Vec::new(),
@@ -515,13 +531,13 @@ pub fn run(case: &Case) -> Ran {
         // A first start before the cluster's first write: the store's history is there,
         // and empty.
         let stamp = svc.stamp(-5, Via::Listed);
-        svc.tracker.merge_history(&[], &[], stamp);
+        svc.tracker.merge_history(Stored::default(), stamp);
         svc.tracker.apply(cluster_settings(), stamp);
         svc.tracker.mark_synced(stamp);
     }
     let away = held_windows(case, &world);
     let mut down_until = i64::MIN;
-    let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>)> = None;
+    let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>, Vec<Rest>)> = None;
     for (at, _, t, what) in all {
         match what {
             What::Obs(obs, via) => {
@@ -568,7 +584,7 @@ pub fn run(case: &Case) -> Ran {
             What::Start => {
                 trace(at, "first start");
                 let stamp = svc.stamp(at, Via::Listed);
-                let out = svc.tracker.merge_history(&[], &[], stamp);
+                let out = svc.tracker.merge_history(Stored::default(), stamp);
                 svc.take(out, at);
                 svc.tracker.apply(cluster_settings(), stamp);
             }
@@ -590,11 +606,11 @@ pub fn run(case: &Case) -> Ran {
                 svc.take(out, at);
             }
             What::History => {
-                if let Some((wakes, open)) = history.take() {
+                if let Some((wakes, open, rests)) = history.take() {
                     trace(at, "history arrives");
                     let out = svc
                         .tracker
-                        .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                        .merge_history(stored(&wakes, &open, &rests), svc.stamp(at, Via::Listed));
                     trace(
                         at,
                         &format!(
@@ -611,11 +627,11 @@ pub fn run(case: &Case) -> Ran {
                 // The store answers before the service restarts again. Were it down across
                 // both lifetimes, the end of a wake underway at the first restart would be
                 // known only to the first lifetime's memory (docs/outages.md, "Limits, as measured").
-                if let Some((wakes, open)) = history.take() {
+                if let Some((wakes, open, rests)) = history.take() {
                     trace(at, "history arrives, just before the next restart");
                     let out = svc
                         .tracker
-                        .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                        .merge_history(stored(&wakes, &open, &rests), svc.stamp(at, Via::Listed));
                     svc.take(out, at);
                 }
                 trace(at, "restart");
@@ -624,14 +640,15 @@ pub fn run(case: &Case) -> Ran {
                 svc.known.clear();
                 let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
                 let open: Vec<OpenWake> = svc.open.values().cloned().collect();
+                let rests: Vec<Rest> = svc.rests.values().cloned().collect();
                 history = None;
                 if late {
                     // What the store held at the restart, as it reads it later.
-                    history = Some((wakes.clone(), open.clone()));
+                    history = Some((wakes.clone(), open.clone(), rests.clone()));
                 } else if mid.is_none() {
                     let out = svc
                         .tracker
-                        .merge_history(&wakes, &open, svc.stamp(at, Via::Listed));
+                        .merge_history(stored(&wakes, &open, &rests), svc.stamp(at, Via::Listed));
                     svc.take(out, at);
                 }
                 svc.tracker
@@ -644,8 +661,7 @@ pub fn run(case: &Case) -> Ran {
                             if i == listed {
                                 trace(at, "history arrives while the lists come in");
                                 let out = svc.tracker.merge_history(
-                                    &wakes,
-                                    &open,
+                                    stored(&wakes, &open, &rests),
                                     svc.stamp(at, Via::Listed),
                                 );
                                 svc.take(out, at);
@@ -687,6 +703,11 @@ pub fn run(case: &Case) -> Ran {
         troubles: svc.troubles,
         synced: started,
     }
+}
+
+/// The store's rows as the tracker takes them.
+fn stored<'a>(wakes: &'a [WakeRecord], open: &'a [OpenWake], rests: &'a [Rest]) -> Stored<'a> {
+    Stored { wakes, open, rests }
 }
 
 fn trace(at: i64, what: &str) {

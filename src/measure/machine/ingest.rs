@@ -47,6 +47,8 @@ impl Machine {
         // A replayed event shows a past state, and a Deployment has no timestamp to say
         // when: it was at zero then, not at its arrival. A list's state is current.
         if dep.replicas == 0 && stamp.via != Via::Resumed {
+            self.rest_changed |=
+                prev.is_none_or(|p| p.replicas > 0 || p.generation != dep.generation);
             self.deployment_rest = self.next_id + 1;
             self.zero_seen[Stream::Deployment as usize] = Some(stamp.wall);
             self.saw_zero(stamp.wall.timestamp());
@@ -122,6 +124,8 @@ impl Machine {
         {
             let seen = &mut self.zero_seen[Stream::Autoscaler as usize];
             *seen = Some(seen.map_or(at, |s| s.max(at)));
+            let ended = [pa.idle(), pa.timed_out()].map(|c| c.map(|(since, _)| since));
+            self.rest_changed |= ended != ended_before || before != Some(0);
             if idle {
                 self.saw_zero(at.timestamp());
             }
@@ -171,6 +175,17 @@ impl Machine {
         let fell = (gone.snap.deleting).map_or(At::arrival(stamp), |asked| {
             At::by_stamp(stamp, asked, Side::End)
         });
+        // The whole wake noticed from its trace waits for its pods to go; one of them
+        // dates its start better than the rest it began after.
+        if let Some(u) = self.unseen.as_deref_mut()
+            && made >= u.after.timestamp()
+            && made <= u.end.second()
+        {
+            u.first_pod = Some(
+                u.first_pod
+                    .map_or(gone.created, |f| f.earliest(gone.created)),
+            );
+        }
         self.pods.retain(|p| p.snap.name != name);
         // Knative removes a woken revision's pods only when it scales it to zero: the last
         // of the open wake's going before it ran is its end, which the PA's and the Deployment's
@@ -257,6 +272,7 @@ impl Machine {
                 after,
                 end,
                 noticed: stamp.mono,
+                first_pod: None,
             }));
         }
     }

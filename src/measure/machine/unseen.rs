@@ -201,7 +201,7 @@ impl Machine {
         let Some(u) = self.unseen.take() else {
             return;
         };
-        let start = At::back_from(now, u.after);
+        let start = u.first_pod.unwrap_or(At::back_from(now, u.after));
         let leftovers = self
             .pods
             .iter()

@@ -85,8 +85,10 @@ mod tests {
         let second = now.timestamp() - 600;
         let history = [stored("a", second, 2_000)];
         t.merge_history(
-            &history,
-            &[],
+            crate::measure::tracker::Stored {
+                wakes: &history,
+                ..Default::default()
+            },
             crate::measure::observe::Stamp::now(crate::measure::observe::Via::Listed),
         );
         t.absorb(

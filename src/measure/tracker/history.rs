@@ -23,7 +23,7 @@ use chrono::Duration;
 
 use super::{Output, Tracker, rev_entry};
 use crate::measure::observe::{Observation, Stamp};
-use crate::measure::wake::{OpenChange, OpenWake};
+use crate::measure::wake::{OpenChange, OpenWake, Rest};
 use scaling_facts_api::{Precision, WakeRecord};
 
 /// Two records of one revision are one wake when one of them is known only to the second
@@ -88,6 +88,14 @@ fn collapse(stored: Vec<&WakeRecord>, live: Vec<WakeRecord>) -> (Vec<WakeRecord>
     (kept.into_iter().map(|(w, _)| w).collect(), dropped)
 }
 
+/// What the store (and the spool) held when this process started.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stored<'a> {
+    pub wakes: &'a [WakeRecord],
+    pub open: &'a [OpenWake],
+    pub rests: &'a [Rest],
+}
+
 /// The most inputs kept for a replay: about 100,000 revisions' initial lists several
 /// times over.
 pub const MAX_REPLAY: usize = 2_000_000;
@@ -127,29 +135,19 @@ impl Tracker {
 
     /// Merges the recorded wakes and the wakes underway that the store (and the spool)
     /// hold. Call once; a later call merges again, each wake once.
-    pub fn merge_history(
-        &mut self,
-        wakes: &[WakeRecord],
-        open: &[OpenWake],
-        stamp: Stamp,
-    ) -> Output {
+    pub fn merge_history(&mut self, stored: Stored<'_>, stamp: Stamp) -> Output {
         match self.replay.take() {
-            Some(fed) if !fed.is_empty() => self.rebuild(fed, wakes, open, stamp),
-            _ => self.merge_into(wakes, open, stamp),
+            Some(fed) if !fed.is_empty() => self.rebuild(fed, stored, stamp),
+            _ => self.merge_into(stored, stamp),
         }
     }
 
     /// A new tracker with the history, fed what this one was fed, then reconciled.
-    fn rebuild(
-        &mut self,
-        fed: Vec<Fed>,
-        wakes: &[WakeRecord],
-        open: &[OpenWake],
-        stamp: Stamp,
-    ) -> Output {
+    fn rebuild(&mut self, fed: Vec<Fed>, stored: Stored<'_>, stamp: Stamp) -> Output {
+        let Stored { wakes, open, .. } = stored;
         let mut fresh = Tracker::new(self.settings);
         fresh.replay = None;
-        let mut got = fresh.merge_into(wakes, open, stamp);
+        let mut got = fresh.merge_into(stored, stamp);
         for f in fed {
             let out = match f {
                 Fed::Apply(obs, s) => fresh.apply(*obs, s),
@@ -196,6 +194,7 @@ impl Tracker {
                 .collect(),
             open: got.open,
             retracted,
+            rests: got.rests,
         };
         // Each revision's wake underway is the new tracker's: every row this process or
         // the history holds is rewritten or closed.
@@ -240,7 +239,8 @@ impl Tracker {
     }
 
     /// The history merged into this tracker as it is.
-    fn merge_into(&mut self, wakes: &[WakeRecord], open: &[OpenWake], stamp: Stamp) -> Output {
+    fn merge_into(&mut self, stored_history: Stored<'_>, stamp: Stamp) -> Output {
+        let Stored { wakes, open, rests } = stored_history;
         let mut out = Output::default();
         let mut stored: HashMap<&str, Vec<&WakeRecord>> = HashMap::new();
         for w in wakes {
@@ -292,6 +292,7 @@ impl Tracker {
                 self.dirty_reports.insert(key);
             }
         }
+        self.restore_rests(rests, wakes, open, stamp);
         if self.synced {
             self.continue_late(open, &measured, stamp, &mut out);
         } else {
@@ -299,6 +300,36 @@ impl Tracker {
         }
         self.history_merged = true;
         out
+    }
+
+    /// Each revision's last rest, where it is the newest thing the store knows of the
+    /// revision: a wake underway, or one recorded after the last the rest followed, is
+    /// newer.
+    fn restore_rests(
+        &mut self,
+        rests: &[Rest],
+        wakes: &[WakeRecord],
+        open: &[OpenWake],
+        stamp: Stamp,
+    ) {
+        let mut newest: HashMap<&str, i64> = HashMap::new();
+        for w in wakes {
+            let n = newest.entry(&w.revision_uid).or_insert(w.start_second);
+            *n = (*n).max(w.start_second);
+        }
+        for r in rests {
+            if open.iter().any(|o| o.revision_uid == r.revision_uid)
+                || newest
+                    .get(r.revision_uid.as_str())
+                    .is_some_and(|n| r.at.after_start.is_none_or(|a| *n > a))
+            {
+                continue;
+            }
+            let t = self.settings.thresholds;
+            rev_entry(&mut self.revisions, &r.revision_uid)
+                .machine
+                .restore_rest(r.at, stamp, &t);
+        }
     }
 
     pub fn history_merged(&self) -> bool {
