@@ -1875,5 +1875,32 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // The initial start's whole life replayed after an outage, the Deployment's
+        // backlog (created at scale, down, up) after a pod of the next wake opened it: the
+        // Deployment's first state is the initial start's rise, so its rise after the fall
+        // is the open wake's, and its live fall ends that wake (aborted), not the one after.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                13670117293119019835,
+                vec![Aborted, FailedUnschedulable, Served],
+                [0, 0, 497, 0, 0],
+                vec![
+                    Fault::Held {
+                        wake: 11000112238659052782,
+                        before: 1150,
+                        after: 0,
+                        delays: [0, 0, 194, 0, 0],
+                    },
+                    Fault::Held {
+                        wake: 3964597184634545680,
+                        before: 0,
+                        after: 2192,
+                        delays: [0, 0, 0, 43, 0],
+                    },
+                ],
+            )
+        },
     ]
 }

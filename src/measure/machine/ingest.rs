@@ -55,11 +55,12 @@ impl Machine {
         }
         self.deployment = Some(dep);
         // Created at scale for the initial start already open: its rise. Or already over
-        // (a backlog brought the PA's word first): its fall is then that start's, and the
-        // rise after it the next wake, not an echo of the start.
+        // (a backlog brought the PA's word first, and perhaps a pod of the next wake's):
+        // its fall is then that start's, and the rise after it the next wake, not an echo
+        // of the start.
         let initial = match self.wake.as_ref() {
-            Some(w) => (w.kind == WakeKind::Initial).then_some(w.id),
-            None => self.last().filter(|l| l.initial).map(|l| l.id),
+            Some(w) if w.kind == WakeKind::Initial => Some(w.id),
+            _ => self.last().filter(|l| l.initial).map(|l| l.id),
         };
         if created_at_scale && let Some(id) = initial {
             self.claim_unrisen_deployment(id);
