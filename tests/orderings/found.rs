@@ -1902,5 +1902,20 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A crash-looping wake lived in an outage; the pods' backlog comes first, then the
+        // Deployment's, which opens the next wake (served, live), and the PA's last. The
+        // gone pod's reason is the older wake's, recorded from the PA's replay: the served
+        // wake, whose start is long after that pod was made, does not take it away.
+        case(
+            738268635334164494,
+            vec![FailedCrash, Served, Served, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 1175457665280233546,
+                before: 2501,
+                after: 0,
+                delays: [0, 0, 7820, 5212, 0],
+            }],
+        ),
     ]
 }

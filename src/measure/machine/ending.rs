@@ -330,8 +330,14 @@ impl Machine {
         };
         let held = outcome != Some(Outcome::Served) && self.hold_verdict(&w, end);
         // A pod of this wake, gone, told why it did not serve: that was this wake's reason,
-        // not the next one's, whose floor may reach back past it.
-        if !held && self.gone_trouble.as_ref().is_some_and(|g| g.0 >= w.floor) {
+        // not the next one's, whose floor may reach back past it. A wake that served had
+        // no reason: a pod made before its start second is an older wake's, which a PA's
+        // backlog may yet record.
+        let own_from = match outcome {
+            Some(Outcome::Served) => w.floor.max(w.start_second() - 1),
+            _ => w.floor,
+        };
+        if !held && self.gone_trouble.as_ref().is_some_and(|g| g.0 >= own_from) {
             self.gone_trouble = None;
         }
         if let Some(outcome) = outcome.filter(|_| !held) {

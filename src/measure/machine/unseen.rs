@@ -39,7 +39,10 @@ impl Machine {
                 (start.timestamp() - 2..=start.timestamp() + 2).any(|s| self.recorded.contains(&s));
             if !near {
                 self.open_as(WakeKind::Wake, At::back_from(now, start), ctx);
-                let failure = gave_up();
+                // Why, if a pod of it showed why before it went.
+                let failure = self
+                    .trouble_gone(start.timestamp() - 1..=since.timestamp())
+                    .unwrap_or_else(gave_up);
                 if let Some(w) = self.wake.take() {
                     let phases = self.phases(&w);
                     out.extend(self.finish(&w, Outcome::Failed, at, Some(failure.clone()), phases));
