@@ -1917,5 +1917,27 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 7820, 5212, 0],
             }],
         ),
+        // A served wake (with a scale-up) lived in an outage, recorded from the backlogs;
+        // the Deployment's (undated) return to zero does not renew the stored rest, whose
+        // Deployment part is then older than that wake: it is left out, or the restart's
+        // lists would show that wake again as one unseen.
+        case(
+            2679036532865065592,
+            vec![Served, ScaleUp, ScaleUp, Served, Served, Served],
+            [0; 5],
+            vec![
+                Fault::Held {
+                    wake: 11592833989634560463,
+                    before: 1,
+                    after: 0,
+                    delays: [0; 5],
+                },
+                Fault::MidListHistory {
+                    at: 58681,
+                    down: 200,
+                    listed: 1,
+                },
+            ],
+        ),
     ]
 }

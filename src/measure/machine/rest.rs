@@ -18,9 +18,13 @@ impl Machine {
         if !std::mem::take(&mut self.rest_changed) {
             return None;
         }
+        // Each stream's part only when it shows the rest after the last wake: a state a
+        // backlog replayed (the Deployment's has no date) may be older than that wake.
+        let last = self.last();
         let deployment = self
             .deployment
             .filter(|d| d.replicas == 0)
+            .filter(|_| last.is_none_or(|l| self.deployment_rest > l.id))
             .zip(self.zero_seen[Stream::Deployment as usize])
             .map(|(d, seen)| (d.generation, seen));
         let autoscaler = self
@@ -33,6 +37,9 @@ impl Machine {
                     (None, Some((since, _))) => (true, since),
                     (None, None) => return None,
                 };
+                if last.is_some_and(|l| since.timestamp() < l.start_second) {
+                    return None;
+                }
                 Some(PaRest {
                     timed_out,
                     initialized: p.snap.initialized,
