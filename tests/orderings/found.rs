@@ -1939,5 +1939,30 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         ),
+        // A pull-failing wake lived in an outage; the Deployment's backlog comes back and
+        // opens it (undated), then the process restarts with the PA's and the pods'
+        // watches still held: the lists show Knative's `TimedOut`, which the give-up,
+        // waiting for the pods' word, keeps when the PA's backlog replaces it with
+        // `NoTraffic`, so the wake is recorded failed, begun one activation timeout before.
+        Case {
+            initial_scale: 3,
+            ..case(
+                1426956376834866923,
+                vec![ScaleUp, FailedPull, FailedPull, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 7370664698899439108,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 2848, 0, 2848],
+                    },
+                    Fault::Restart {
+                        at: 95528,
+                        down: 200,
+                    },
+                ],
+            )
+        },
     ]
 }

@@ -155,6 +155,7 @@ impl Machine {
         // another) is down, that word may still be coming.
         let timed_out = pa
             .and_then(|p| p.timed_out())
+            .or(w.gave_up_seen)
             .filter(|(since, _)| {
                 let s = since.timestamp();
                 s > w.start_second()

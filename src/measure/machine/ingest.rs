@@ -83,7 +83,13 @@ impl Machine {
             .or(pa.active())
             .map(|(since, _)| since.timestamp());
         let ended_before = [pa.idle(), pa.timed_out()].map(|c| c.map(|(since, _)| since));
+        let gave_up = pa.timed_out();
         pa.update(snap, stamp, t);
+        if let Some(g) = gave_up.filter(|g| self.behind && pa.timed_out() != Some(*g))
+            && let Some(w) = self.wake.as_deref_mut()
+        {
+            w.gave_up_seen.get_or_insert(g);
+        }
         match (before, pa.desired()) {
             (Some(0), Some(n)) if n > 0 => {
                 let at = pa.queued().map_or(At::arrival(stamp), |(_, at)| at);

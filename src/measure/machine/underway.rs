@@ -58,6 +58,9 @@ pub struct Wake {
     pub trouble: Option<Failure>,
     /// What opened it: its request, were it a wake rather than the initial start.
     pub opened: At,
+    /// Knative's `TimedOut`, shown while a watch was down (when the give-up waits for the
+    /// pods' word) and replaced since by the PA's backlog: still its give-up.
+    pub gave_up_seen: Option<(DateTime<Utc>, At)>,
 }
 
 impl Wake {
@@ -84,6 +87,7 @@ impl Wake {
             after: None,
             pa_served: None,
             trouble: None,
+            gave_up_seen: None,
         }
     }
 
