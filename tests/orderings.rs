@@ -359,15 +359,16 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
 }
 
 /// When a restart listed, with the API away from before the wake began (so the process
-/// it replaced saw nothing of it) until after the wake ended, every watch still held.
+/// it replaced saw nothing of it) until after the wake ended, every watch still held when
+/// that process went down.
 fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
-    let restarts: Vec<i64> = case
+    let restarts: Vec<(i64, i64)> = case
         .faults
         .iter()
         .filter_map(|f| match *f {
-            Fault::Restart { at, .. }
-            | Fault::LateHistory { at, .. }
-            | Fault::MidListHistory { at, .. } => Some(at),
+            Fault::Restart { at, down }
+            | Fault::LateHistory { at, down, .. }
+            | Fault::MidListHistory { at, down, .. } => Some((at, down)),
             _ => None,
         })
         .collect();
@@ -382,8 +383,10 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             let back = to + delays.iter().copied().min().unwrap_or(0);
             restarts
                 .iter()
-                .copied()
-                .find(|r| from < t.start && t.end <= *r && *r < back && *r > ran.synced)
+                .find(|(r, down)| {
+                    from < t.start && t.end <= *r && r - down < back && *r > ran.synced
+                })
+                .map(|(r, _)| *r)
         }
         _ => None,
     })

@@ -1964,5 +1964,66 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A served wake (then a scale-up) lived in an outage; the process is down when the
+        // watches come back, so the backlog is lost, and its restart lists after the pods
+        // are gone: recorded from the stored rest (aborted, nothing showed it serving).
+        case(
+            2234833976719450709,
+            vec![ScaleUp, ScaleUp],
+            [0; 5],
+            vec![
+                Fault::Held {
+                    wake: 5985091360851494561,
+                    before: 1,
+                    after: 1238,
+                    delays: [0, 0, 318, 0, 318],
+                },
+                Fault::Restart {
+                    at: 40288,
+                    down: 200,
+                },
+            ],
+        ),
+        // A restart inside an outage over a served wake lists its pod still ready, the
+        // PA already at `NoTraffic`, the Deployment not yet down. With the stored rest, the
+        // Deployment's want is that wake's (not a new rise), and the pod, made after both
+        // streams last rested, served a period of its own: recorded served, not taken for
+        // a pod of the last wake's serving being removed.
+        Case {
+            quick: true,
+            ..case(
+                6593205730626204275,
+                vec![Replace, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::LateHistory {
+                        at: 35289,
+                        down: 200,
+                        after: 0,
+                    },
+                    Fault::Held {
+                        wake: 6523654671460430382,
+                        before: 1,
+                        after: 0,
+                        delays: [0; 5],
+                    },
+                ],
+            )
+        },
+        // A first start after a pull-failing wake's pods and Knative's give-up: the next
+        // wake's first pod opens a wake the `TimedOut` moves back to the failed one's
+        // start; its reason is the gone pod's, looked up from the floor moved back.
+        Case {
+            first_start: Some(FirstStart {
+                at: 43694,
+                lists: [0, 0, 703, 0, 0],
+            }),
+            ..case(
+                1552851333915159612,
+                vec![FailedPull, Aborted, Served, Served, Served],
+                [0, 0, 119, 56, 0],
+                vec![],
+            )
+        },
     ]
 }

@@ -183,8 +183,9 @@ impl Machine {
         {
             w.trouble = Some(failure(shown));
         }
+        // (From its floor as the give-up may have moved it back.)
         if w.trouble.is_none() {
-            w.trouble = self.trouble_gone(floor..=cut);
+            w.trouble = self.trouble_gone(w.floor.min(floor)..=cut);
         }
         if w.failed.is_none()
             && let Some(f) = classify(

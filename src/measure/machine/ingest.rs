@@ -34,7 +34,19 @@ impl Machine {
         if rose_and_fell && stamp.via != Via::Resumed {
             self.missed_deployment_wake(stamp);
         }
+        // A list that finds the Deployment still wanting pods while the PA's `NoTraffic`
+        // is newer than the Deployment's last rest meets a wake already over, mid-fall:
+        // its rise is that wake's, which the PA's trace and the pods tell.
+        let pa_ended_since = self
+            .pa
+            .as_ref()
+            .and_then(|p| p.idle())
+            .is_some_and(|(since, _)| {
+                self.zero_seen[Stream::Deployment as usize].is_some_and(|z| since > z)
+            })
+            && self.pa.as_ref().is_some_and(|p| p.desired() == Some(0));
         match prev.map(|p| p.replicas) {
+            Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && pa_ended_since => {}
             Some(0) if dep.replicas > 0 => {
                 self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
             }

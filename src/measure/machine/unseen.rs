@@ -267,13 +267,24 @@ impl Machine {
         // A serving pod while the PA says it is inactive is one that is being removed:
         // after a known wake, a pod of its serving period. With no wake known, it is
         // still the only sign of the one that made it.
+        // Unless both streams were seen at rest after that wake, and the pod made after
+        // the earlier of the two: then it served a period of its own, which the PA's
+        // condition says is over.
+        let rested = self
+            .zero_seen
+            .iter()
+            .min()
+            .copied()
+            .flatten()
+            .filter(|z| self.last().is_some_and(|l| z.timestamp() >= l.end_second));
         let pa_says_idle = self.last().is_some()
             && self.pa.as_ref().is_some_and(|p| {
                 p.snap
                     .active
                     .as_ref()
                     .is_some_and(|c| c.is(CondStatus::False))
-            });
+            })
+            && unseen.is_none_or(|(created, _)| rested.is_none_or(|r| created <= r));
         let Some((created, Some(ready))) = unseen.filter(|_| !continuing && !pa_says_idle) else {
             if unseen.is_none() || continuing {
                 self.served_before = true;
