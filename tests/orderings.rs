@@ -481,7 +481,7 @@ proptest! {
 
 /// The cases found before ([`found`]), run in every `cargo test`. With
 /// `ORDERINGS_TRACE=1` (and `--nocapture`) each prints what the service received and
-/// recorded.
+/// recorded; `ORDERINGS_TRACE=world` also prints the true wakes and every write first.
 #[test]
 fn cases_found_before_stay_fixed() {
     // `ORDERINGS_CASE=N` runs only the N-th (from 0; negative counts from the end).

@@ -192,6 +192,17 @@ impl Autoscaler {
         self.when(Activity::Idle)
     }
 
+    /// The two `Active=False` conditions that end a wake, `NoTraffic` and `TimedOut`
+    /// (at most one is set).
+    pub fn ended(&self) -> [Option<(DateTime<Utc>, At)>; 2] {
+        [self.idle(), self.timed_out()]
+    }
+
+    /// Their `lastTransitionTime`s.
+    pub fn ended_since(&self) -> [Option<DateTime<Utc>>; 2] {
+        self.ended().map(|c| c.map(|(since, _)| since))
+    }
+
     /// `desiredScale` when known: absent or negative is unknown, never 0.
     pub fn desired(&self) -> Option<u32> {
         self.snap.desired.and_then(|d| u32::try_from(d).ok())

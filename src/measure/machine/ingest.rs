@@ -34,19 +34,8 @@ impl Machine {
         if rose_and_fell && stamp.via != Via::Resumed {
             self.missed_deployment_wake(stamp);
         }
-        // A list that finds the Deployment still wanting pods while the PA's `NoTraffic`
-        // is newer than the Deployment's last rest meets a wake already over, mid-fall:
-        // its rise is that wake's, which the PA's trace and the pods tell.
-        let pa_ended_since = self
-            .pa
-            .as_ref()
-            .and_then(|p| p.idle())
-            .is_some_and(|(since, _)| {
-                self.zero_seen[Stream::Deployment as usize].is_some_and(|z| since > z)
-            })
-            && self.pa.as_ref().is_some_and(|p| p.desired() == Some(0));
         match prev.map(|p| p.replicas) {
-            Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && pa_ended_since => {}
+            Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && self.pa_rested_since() => {}
             Some(0) if dep.replicas > 0 => {
                 self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
             }
@@ -94,7 +83,7 @@ impl Machine {
             .queued()
             .or(pa.active())
             .map(|(since, _)| since.timestamp());
-        let ended_before = [pa.idle(), pa.timed_out()].map(|c| c.map(|(since, _)| since));
+        let ended_before = pa.ended_since();
         let gave_up = pa.timed_out();
         pa.update(snap, stamp, t);
         if let Some(g) = gave_up.filter(|g| self.behind && pa.timed_out() != Some(*g))
@@ -110,7 +99,8 @@ impl Machine {
             (Some(b), Some(0)) if b > 0 => {
                 // A fall found by a list is dated by the condition that changed with it
                 // (not one lingering from an earlier wake).
-                let at = [pa.idle(), pa.timed_out()]
+                let at = pa
+                    .ended()
                     .into_iter()
                     .zip(ended_before)
                     .find_map(|(c, before)| c.filter(|(since, _)| Some(*since) != before))
@@ -131,11 +121,7 @@ impl Machine {
         // At zero as of its arrival, or for a replayed event as of the condition that
         // says so: the state it shows is a past one.
         let zero_at = match stamp.via {
-            Via::Resumed => [pa.idle(), pa.timed_out()]
-                .into_iter()
-                .flatten()
-                .map(|(since, _)| since)
-                .max(),
+            Via::Resumed => pa.ended_since().into_iter().flatten().max(),
             _ => Some(stamp.wall),
         };
         if pa.desired() == Some(0)
@@ -143,8 +129,7 @@ impl Machine {
         {
             let seen = &mut self.zero_seen[Stream::Autoscaler as usize];
             *seen = Some(seen.map_or(at, |s| s.max(at)));
-            let ended = [pa.idle(), pa.timed_out()].map(|c| c.map(|(since, _)| since));
-            self.rest_changed |= ended != ended_before || before != Some(0);
+            self.rest_changed |= pa.ended_since() != ended_before || before != Some(0);
             if idle {
                 self.saw_zero(at.timestamp());
             }
@@ -221,6 +206,19 @@ impl Machine {
         {
             w.pods_fell.get_or_insert(fell);
         }
+    }
+
+    /// The PA is at zero with a `NoTraffic` newer than the Deployment's last rest: a list
+    /// that finds the Deployment still wanting pods meets a wake already over, mid-fall,
+    /// and its want is that wake's, which the PA's trace and the pods tell, not a rise.
+    fn pa_rested_since(&self) -> bool {
+        let dep_rest = self.zero_seen[Stream::Deployment as usize];
+        self.pa
+            .as_ref()
+            .filter(|p| p.desired() == Some(0))
+            .and_then(Autoscaler::idle)
+            .zip(dep_rest)
+            .is_some_and(|((since, _), rest)| since > rest)
     }
 
     /// Seen wanting zero pods at `second`; it counts only before the first serving.

@@ -32,10 +32,10 @@ impl Machine {
             .as_ref()
             .filter(|p| p.desired() == Some(0))
             .and_then(|p| {
-                let (timed_out, since) = match (p.idle(), p.timed_out()) {
-                    (Some((since, _)), _) => (false, since),
-                    (None, Some((since, _))) => (true, since),
-                    (None, None) => return None,
+                let (timed_out, since) = match p.ended_since() {
+                    [Some(since), _] => (false, since),
+                    [None, Some(since)] => (true, since),
+                    [None, None] => return None,
                 };
                 if last.is_some_and(|l| since.timestamp() < l.start_second) {
                     return None;
@@ -50,7 +50,7 @@ impl Machine {
         (deployment.is_some() || autoscaler.is_some()).then_some(RestAt {
             deployment,
             autoscaler,
-            after_start: self.last().map(|l| l.start_second),
+            after_start: last.map(|l| l.start_second),
         })
     }
 

@@ -98,7 +98,7 @@ impl Machine {
         // The PA's fall is dated by the condition it changed, when that came after this
         // wake began: an end the process may have died waiting to confirm.
         let pa_fell = self.pa.as_ref().and_then(|p| {
-            [p.idle(), p.timed_out()]
+            p.ended()
                 .into_iter()
                 .flatten()
                 .filter(|(since, _)| since.timestamp() >= start_second)

@@ -270,13 +270,11 @@ impl Machine {
         // Unless both streams were seen at rest after that wake, and the pod made after
         // the earlier of the two: then it served a period of its own, which the PA's
         // condition says is over.
-        let rested = self
-            .zero_seen
-            .iter()
-            .min()
-            .copied()
-            .flatten()
-            .filter(|z| self.last().is_some_and(|l| z.timestamp() >= l.end_second));
+        let rested = match self.zero_seen {
+            [Some(d), Some(p)] => Some(d.min(p)),
+            _ => None,
+        }
+        .filter(|z| self.last().is_some_and(|l| z.timestamp() >= l.end_second));
         let pa_says_idle = self.last().is_some()
             && self.pa.as_ref().is_some_and(|p| {
                 p.snap

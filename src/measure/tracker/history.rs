@@ -317,15 +317,16 @@ impl Tracker {
             let n = newest.entry(&w.revision_uid).or_insert(w.start_second);
             *n = (*n).max(w.start_second);
         }
+        let underway: HashSet<&str> = open.iter().map(|o| o.revision_uid.as_str()).collect();
+        let t = self.settings.thresholds;
         for r in rests {
-            if open.iter().any(|o| o.revision_uid == r.revision_uid)
+            if underway.contains(r.revision_uid.as_str())
                 || newest
                     .get(r.revision_uid.as_str())
                     .is_some_and(|n| r.at.after_start.is_none_or(|a| *n > a))
             {
                 continue;
             }
-            let t = self.settings.thresholds;
             rev_entry(&mut self.revisions, &r.revision_uid)
                 .machine
                 .restore_rest(r.at, stamp, &t);
