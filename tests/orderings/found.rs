@@ -2025,5 +2025,24 @@ pub fn cases() -> Vec<Case> {
                 vec![],
             )
         },
+        // The Deployment's backlog rises twice, the first wake's pod gone before it came:
+        // the first rise takes the second wake's pod, and the second begins after it, until
+        // the PA's backlog dates the first wake long before that pod. Then the second wake's
+        // bounds are told again, and its `Queued` joins it rather than passing for an older
+        // wake's.
+        Case {
+            quick: true,
+            ..case(
+                7554872001269578891,
+                vec![Served, FailedPull],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 11812484284482670555,
+                    before: 2501,
+                    after: 0,
+                    delays: [0, 0, 6935, 4146, 0],
+                }],
+            )
+        },
     ]
 }

@@ -72,25 +72,23 @@ impl Machine {
         let Some(queue) = self.unjudged.as_deref_mut() else {
             return;
         };
-        let pods = &self.pods;
-        let first_made = |u: &Unjudged| {
-            // Its own scale-up's: a pod made later may be the next wake's, its own gone.
-            let start = u.wake.start_second();
-            let (from, to) = (u.wake.floor.max(start), u.end.second().min(start + 2));
-            pods.iter()
-                .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
-                .map(Pod::created_second)
-                .min()
-        };
-        let mut before: Option<i64> = None;
+        // Each wake's bump is told again from the one before it as that stands now: the
+        // PA's backlog may since have dated that one before the pods it seemed to own.
+        let mut before: Option<Option<i64>> = None;
         for u in queue.iter_mut() {
             if let Some(made) = before {
-                u.wake.begins_after_pods_of(made);
+                u.wake.forget_pods_bump();
+                if let Some(made) = made {
+                    u.wake.begins_after_pods_of(made);
+                }
             }
-            before = first_made(u);
+            before = Some(first_pod_made(&self.pods, &u.wake, u.end));
         }
         if let (Some(w), Some(made)) = (self.wake.as_deref_mut(), before) {
-            w.begins_after_pods_of(made);
+            w.forget_pods_bump();
+            if let Some(made) = made {
+                w.begins_after_pods_of(made);
+            }
         }
     }
 
@@ -191,6 +189,8 @@ impl Machine {
             .and_then(VecDeque::pop_front)
             .expect("looked at above");
         let gave_up_at = u.gave_up;
+        // (Before serving accounts for its pods.)
+        let made = first_pod_made(&self.pods, &u.wake, u.end);
         if self
             .gone_trouble
             .as_ref()
@@ -206,17 +206,6 @@ impl Machine {
                 self.served_before = true;
                 self.failure = None;
                 self.last_recorded_serving = Some(at.wall);
-                if let Some(l) = self.last.as_deref_mut().filter(|l| l.id == u.wake.id) {
-                    l.served = true;
-                    if !u.end.undated {
-                        l.next_floor = l.next_floor.max(l.end_second + 1);
-                    }
-                }
-                // What began after a start that served is a wake, not the initial start.
-                if let Some(w) = self.wake.as_mut().filter(|w| w.kind == WakeKind::Initial) {
-                    w.kind = WakeKind::Wake;
-                    w.requested = w.opened;
-                }
                 // The wake open now began after this one ended: pods made before are not its
                 // (of an end known only as an upper bound, only that it came after it served).
                 let ended = if u.end.undated {
@@ -224,11 +213,35 @@ impl Machine {
                 } else {
                     u.end.second()
                 };
+                // An end known only from above left the next wake's floor at this one's
+                // start as it stood then; the PA's backlog may have dated it earlier since.
+                let mut lowered = None;
+                if let Some(l) = self.last.as_deref_mut().filter(|l| l.id == u.wake.id) {
+                    l.served = true;
+                    if !u.end.undated {
+                        l.next_floor = l.next_floor.max(l.end_second + 1);
+                    } else if ended < l.next_floor {
+                        lowered = Some(l.next_floor);
+                        l.next_floor = ended;
+                    }
+                }
+                // What began after a start that served is a wake, not the initial start.
+                if let Some(w) = self.wake.as_mut().filter(|w| w.kind == WakeKind::Initial) {
+                    w.kind = WakeKind::Wake;
+                    w.requested = w.opened;
+                }
                 let next = match self.unjudged.as_deref_mut().and_then(VecDeque::front_mut) {
                     Some(n) => Some(&mut *n.wake),
                     None => self.wake.as_deref_mut(),
                 };
                 if let Some(w) = next {
+                    w.forget_pods_bump();
+                    if lowered == Some(w.floor) {
+                        w.floor = ended;
+                    }
+                    if let Some(made) = made {
+                        w.begins_after_pods_of(made);
+                    }
                     w.floor = w.floor.max(ended.min(w.requested.second() - 1));
                 }
             }
@@ -249,4 +262,15 @@ impl Machine {
         }
         true
     }
+}
+
+/// The first pod of `w`'s own scale-up, ended at `end`: made in its start second or the
+/// next, before that end (a pod made later may be the next wake's, its own gone).
+fn first_pod_made(pods: &[Pod], w: &Wake, end: At) -> Option<i64> {
+    let start = w.start_second();
+    let (from, to) = (w.floor.max(start), end.second().min(start + 2));
+    pods.iter()
+        .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
+        .map(Pod::created_second)
+        .min()
 }

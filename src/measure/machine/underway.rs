@@ -61,6 +61,9 @@ pub struct Wake {
     /// Knative's `TimedOut`, shown while a watch was down (when the give-up waits for the
     /// pods' word) and replaced since by the PA's backlog: still its give-up.
     pub gave_up_seen: Option<(DateTime<Utc>, At)>,
+    /// The floor before [`Wake::begins_after_pods_of`] raised it, and the floor it raised
+    /// it to: the earlier wake's pods that justified it may turn out to be this one's.
+    pub pods_bump: Option<(i64, i64)>,
 }
 
 impl Wake {
@@ -88,14 +91,26 @@ impl Wake {
             pa_served: None,
             trouble: None,
             gave_up_seen: None,
+            pods_bump: None,
         }
     }
 
     /// An earlier wake's first pod was made in second `made`: a start only a backlog's
     /// arrival bounds began after that scale-up (see `Machine::first_pods_claimed`).
     pub fn begins_after_pods_of(&mut self, made: i64) {
-        if !self.requested.exact {
-            self.floor = self.floor.max((made + 2).min(self.requested.second()));
+        let raised = self.floor.max((made + 2).min(self.requested.second()));
+        if !self.requested.exact && raised != self.floor {
+            self.pods_bump = Some((self.floor, raised));
+            self.floor = raised;
+        }
+    }
+
+    /// Undoes [`Wake::begins_after_pods_of`], unless something moved the floor since.
+    pub fn forget_pods_bump(&mut self) {
+        if let Some((before, raised)) = self.pods_bump.take()
+            && self.floor == raised
+        {
+            self.floor = before;
         }
     }
 
