@@ -93,6 +93,7 @@ fn objects_that_come_before_their_revision_wait_for_it() {
         actual: Some(1),
         active: cond(CondStatus::True, 2_460),
         initialized: true,
+        initialized_since: None,
     };
     let pa = Observation::Autoscaler {
         revision_uid: UID.into(),
@@ -234,6 +235,7 @@ fn a_wake_aborted_and_asked_again_while_down_is_recorded_from_the_store() {
             since: Some(Clock::second(38_250)),
         }),
         initialized: true,
+        initialized_since: None,
     };
     let mut got = tr
         .apply(
@@ -313,6 +315,7 @@ fn pa_at(desired: i32, reason: &str, since_ms: i64) -> Observation {
                 since: Some(Clock::second(since_ms)),
             }),
             initialized: true,
+            initialized_since: None,
         },
     }
 }

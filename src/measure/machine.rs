@@ -29,6 +29,7 @@ pub mod dating;
 mod ending;
 mod evidence;
 mod ingest;
+mod initial;
 mod judging;
 mod late;
 mod rest;

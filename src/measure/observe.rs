@@ -145,6 +145,9 @@ pub struct PaSnap {
     pub active: Option<Cond>,
     /// `ScaleTargetInitialized=True`: the revision served at least once.
     pub initialized: bool,
+    /// That condition's `lastTransitionTime`: Knative sets it once, when the revision
+    /// first had its initial scale ready, and never resets it.
+    pub initialized_since: Option<DateTime<Utc>>,
 }
 
 /// A revision's Deployment: the autoscaler's scale target.

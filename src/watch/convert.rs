@@ -136,6 +136,8 @@ pub fn revision(r: &types::Revision) -> Option<RevisionSnap> {
 
 pub fn autoscaler(pa: &types::PodAutoscaler) -> Option<Observation> {
     let status = &pa.status;
+    let initialized =
+        get(&status.conditions, "ScaleTargetInitialized").filter(|c| c.is(CondStatus::True));
     Some(Observation::Autoscaler {
         revision_uid: label(&pa.metadata, REVISION_UID_LABEL)?.to_owned(),
         pa: PaSnap {
@@ -145,8 +147,8 @@ pub fn autoscaler(pa: &types::PodAutoscaler) -> Option<Observation> {
             // Its status, reason and time say all the machine reads; the message is
             // dropped, as every revision of a fleet keeps its PA's last condition.
             active: get(&status.conditions, "Active").map(|c| Cond { message: None, ..c }),
-            initialized: get(&status.conditions, "ScaleTargetInitialized")
-                .is_some_and(|c| c.is(CondStatus::True)),
+            initialized: initialized.is_some(),
+            initialized_since: initialized.and_then(|c| c.since),
         },
     })
 }
@@ -295,6 +297,38 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(service(&null, "x").template, None);
+    }
+
+    #[test]
+    fn a_pa_says_when_its_revision_first_served() {
+        let pa: types::PodAutoscaler = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-00001", "namespace": "shop",
+                "labels": {"serving.knative.dev/revisionUID": "rev-1"}},
+            "status": {"desiredScale": 0, "actualScale": 0, "conditions": [
+                {"type": "Active", "status": "False", "reason": "NoTraffic",
+                    "lastTransitionTime": "2027-01-15T08:01:10Z"},
+                {"type": "ScaleTargetInitialized", "status": "True",
+                    "lastTransitionTime": "2027-01-15T08:00:03Z"}
+            ]}
+        }))
+        .unwrap();
+        let Some(Observation::Autoscaler { pa: snap, .. }) = autoscaler(&pa) else {
+            panic!("a PA with its revision's label is observed");
+        };
+        let want = chrono::DateTime::parse_from_rfc3339("2027-01-15T08:00:03Z").unwrap();
+        assert!(snap.initialized);
+        assert_eq!(snap.initialized_since, Some(want.to_utc()));
+        // Not yet initialized: no time, whatever the condition's own.
+        let mut fresh = pa.clone();
+        fresh.status.conditions = serde_json::from_value(serde_json::json!([
+            {"type": "ScaleTargetInitialized", "status": "Unknown",
+                "lastTransitionTime": "2027-01-15T08:00:00Z"}
+        ]))
+        .unwrap();
+        let Some(Observation::Autoscaler { pa: snap, .. }) = autoscaler(&fresh) else {
+            panic!("a PA with its revision's label is observed");
+        };
+        assert_eq!((snap.initialized, snap.initialized_since), (false, None));
     }
 
     #[test]

@@ -2044,5 +2044,45 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // The initial start served and was scaling to zero, all while the API was away;
+        // a restart's lists find the PA at `NoTraffic` and the pod leaving, no longer
+        // ready: the PA's `ScaleTargetInitialized` dates its serving.
+        case(
+            0,
+            vec![Served],
+            [0; 5],
+            vec![
+                Fault::MidListHistory {
+                    at: 11103,
+                    down: 200,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 7148455718302291704,
+                    before: 0,
+                    after: 0,
+                    delays: [0; 5],
+                },
+            ],
+        ),
+        // The same with the history late after the restart.
+        case(
+            493404327437475314,
+            vec![Served],
+            [0; 5],
+            vec![
+                Fault::Held {
+                    wake: 4326922367002060598,
+                    before: 0,
+                    after: 0,
+                    delays: [0; 5],
+                },
+                Fault::LateHistory {
+                    at: 13065,
+                    down: 200,
+                    after: 0,
+                },
+            ],
+        ),
     ]
 }

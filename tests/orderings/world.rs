@@ -399,6 +399,9 @@ impl World {
         let rev = &mut self.revs[i];
         rev.pa.actual = Some(n as i32);
         rev.pa.initialized = true;
+        if rev.pa.initialized_since.is_none() {
+            rev.pa.initialized_since = active.since;
+        }
         rev.pa.active = Some(active);
         self.write_pa(i, at);
         first

@@ -83,6 +83,8 @@ impl Machine {
                         since: Some(p.since),
                     }),
                     initialized: p.initialized,
+                    // (Not kept: the PA the lists bring has it.)
+                    initialized_since: None,
                 },
                 stamp,
                 t,

@@ -83,6 +83,7 @@ impl Feed {
             actual: Some(actual),
             active: Some(active),
             initialized: true,
+            initialized_since: None,
         };
         self.m.set_pa(snap, self.stamp(ms, via), &ctx().thresholds);
         self.eval(ms, via)

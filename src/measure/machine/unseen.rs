@@ -23,7 +23,7 @@ impl Machine {
         if self.pods.iter().any(|p| p.snap.serving()) {
             return self.settle_serving(now, ctx, out);
         }
-        if self.settle_leaving(now, ctx, out) {
+        if self.settle_leaving(now, ctx, out) || self.settle_initial_unseen(now, ctx, out) {
             return;
         }
         // Knative gave up on a wake while this process was not looking: its TimedOut is

@@ -1,0 +1,78 @@
+//! An initial start that served wholly out of this process's sight.
+//!
+//! A revision created while the API server was away from the service (or while no
+//! process ran) may start, serve and go back to zero before any list shows it: the
+//! first list then finds its PA at `NoTraffic`, its Deployment at the scale it was
+//! created with (or just scaled to zero), and its pod leaving, no longer ready. Nothing
+//! streamed dates the serving; the PA's `ScaleTargetInitialized` does. Knative sets it
+//! True once, when the revision first has its initial scale ready, and never resets it,
+//! so its `lastTransitionTime` is the second the initial start served. The start is the
+//! revision's creation, as for every initial start. Only while a pod of it is still
+//! there to be listed: otherwise it is an old revision's, from before this service
+//! watched.
+
+use chrono::Duration;
+use scaling_facts_api::{Outcome, WakeKind};
+
+use super::dating::At;
+use super::{Ctx, Finished, Machine};
+use crate::measure::observe::Stamp;
+
+impl Machine {
+    /// Records the initial start the PA says served, when nothing else of it was seen;
+    /// true if it did.
+    pub(super) fn settle_initial_unseen(
+        &mut self,
+        now: Stamp,
+        ctx: &Ctx,
+        out: &mut Vec<Finished>,
+    ) -> bool {
+        if self.served_before || self.last.is_some() || self.born_at_zero || ctx.born_at_zero {
+            return false;
+        }
+        let (Some(created), Some(pa), Some(dep)) =
+            (self.created, self.pa.as_ref(), self.deployment)
+        else {
+            return false;
+        };
+        // Only the initial start can have gone by: the Deployment is as created, at scale,
+        // or scaled to zero once since. (A later wake would have scaled it twice more.)
+        let first_period = match dep.generation {
+            1 => dep.replicas > 0,
+            2 => dep.replicas == 0,
+            _ => false,
+        };
+        let Some(served) = pa
+            .snap
+            .initialized_since
+            .filter(|s| *s >= created - Duration::seconds(1))
+        else {
+            return false;
+        };
+        // Over: the PA wants no pods, since its initialization.
+        let over = pa.desired() == Some(0)
+            && pa
+                .ended_since()
+                .into_iter()
+                .flatten()
+                .any(|since| since >= served);
+        // And a pod of it still here, as the list found it: a revision started long before
+        // this service watched has no pod left of its initial start, and that start is
+        // not this service's to record.
+        let its_pod = self
+            .pods
+            .iter()
+            .any(|p| (created.timestamp() - 1..=served.timestamp()).contains(&p.created_second()));
+        if !first_period || !over || !its_pod {
+            return false;
+        }
+        self.open_as(WakeKind::Initial, At::back_from(now, created), ctx);
+        if let Some(w) = self.wake.as_mut() {
+            w.evidence = true;
+        }
+        // Served within that second: its end bounds the serving.
+        let end = (served + Duration::seconds(1)).min(now.wall);
+        self.close(Some(Outcome::Served), At::back_from(now, end), now, out);
+        true
+    }
+}
