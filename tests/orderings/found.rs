@@ -2084,5 +2084,29 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         ),
+        // A restart's lists find a wake served wholly in the outage still serving, its
+        // PA `Active` since it served, and its Deployment already at zero again: the PA's
+        // rise is dated by that condition, not by the list, so the Deployment's rest seen
+        // in the same list is no bound on its start, and its pod dates it.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                14004340163026257138,
+                vec![Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 10933836318571042072,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 0, 0, 2726],
+                    },
+                    Fault::Restart {
+                        at: 24291,
+                        down: 200,
+                    },
+                ],
+            )
+        },
     ]
 }

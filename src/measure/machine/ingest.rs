@@ -93,7 +93,11 @@ impl Machine {
         }
         match (before, pa.desired()) {
             (Some(0), Some(n)) if n > 0 => {
-                let at = pa.queued().map_or(At::arrival(stamp), |(_, at)| at);
+                // A list or a replay that finds it serving already: it rose by then, and
+                // a stream's rest seen since is no bound on that wake's start.
+                let at = (pa.queued())
+                    .or_else(|| pa.active().filter(|_| stamp.via != Via::Watched))
+                    .map_or(At::arrival(stamp), |(_, at)| at);
                 self.edge(Stream::Autoscaler, true, at, stamp);
             }
             (Some(b), Some(0)) if b > 0 => {
