@@ -2108,5 +2108,23 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // An aborted wake seen live by a lagging Deployment watch, ended while the PA's
+        // watch was down: its verdict waits for the PA's backlog, whose `Queued` dates its
+        // start before the Deployment's late arrival.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(true),
+            ..case(
+                4108282702471143483,
+                vec![Served, Aborted, Served],
+                [0, 0, 0, 1317, 0],
+                vec![Fault::Held {
+                    wake: 15300574908683570485,
+                    before: 0,
+                    after: 236,
+                    delays: [0, 0, 9744, 0, 3244],
+                }],
+            )
+        },
     ]
 }

@@ -125,14 +125,18 @@ impl Machine {
             u.wake.trouble = gone;
         }
         // A start known only from below takes the PA's `Queued` inside it, which its
-        // replay may bring after the fall that ended it.
+        // replay may bring after the fall that ended it; so does one seen live, from the
+        // few seconds its stream may have trailed the PA (as for a wake still open).
+        let queued_from = if u.wake.requested.exact {
+            u.wake.requested.second() - 3
+        } else {
+            floor
+        };
         if let Some((since, _)) = self
             .pa
             .as_ref()
             .and_then(|p| p.queued())
-            .filter(|(since, _)| {
-                !u.wake.requested.exact && (floor..=end).contains(&since.timestamp())
-            })
+            .filter(|(since, _)| (queued_from..=end).contains(&since.timestamp()))
         {
             u.wake.queued.get_or_insert(since.timestamp());
             // Knative's own record of the request: a wake, whatever else went by unseen
