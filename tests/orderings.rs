@@ -251,6 +251,12 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             // among the served wakes below.
             continue;
         }
+        if t.outcome == Outcome::Failed && w.outcome == Outcome::Aborted && !seen_failing(&ran, t) {
+            // Nothing the service received showed this wake failing: its pods' reasons and
+            // Knative's `TimedOut` (since replaced by `NoTraffic`) all fell inside an
+            // outage. An end without evidence of either verdict is recorded as an abort.
+            continue;
+        }
         check_one(case, world, t, w, quiet, shown_reason(&ran, t))?;
         recorded.push(t);
     }
@@ -278,20 +284,33 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Whether any object the service received, written from the wake's request until the
-/// revision's next wake, showed the revision serving.
-fn seen_serving(ran: &Ran, t: &TrueWake) -> bool {
-    let next = ran
-        .world
+/// When the revision's next wake after `t` began (`i64::MAX`: none).
+fn next_start(ran: &Ran, t: &TrueWake) -> i64 {
+    ran.world
         .truth
         .iter()
         .filter(|n| n.revision_uid == t.revision_uid && n.start > t.start)
         .map(|n| n.start)
         .min()
-        .unwrap_or(i64::MAX);
+        .unwrap_or(i64::MAX)
+}
+
+/// Whether any object the service received, written from the wake's request until the
+/// revision's next wake, showed the revision serving.
+fn seen_serving(ran: &Ran, t: &TrueWake) -> bool {
+    let next = next_start(ran, t);
     ran.serving
         .iter()
         .any(|(uid, at)| *uid == t.revision_uid && (t.start..next).contains(at))
+}
+
+/// Whether any object the service received, written from the wake's request until the
+/// revision's next wake, showed it failing: a pod's reason, or Knative's `TimedOut`.
+fn seen_failing(ran: &Ran, t: &TrueWake) -> bool {
+    let next = next_start(ran, t);
+    ran.troubles
+        .iter()
+        .any(|(uid, at, _)| *uid == t.revision_uid && (t.start..next).contains(at))
 }
 
 /// Whether a pod the service received showed one of the wake's true reasons for failing,

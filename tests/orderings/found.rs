@@ -2126,5 +2126,34 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // A pull-failing wake wholly in an outage, Knative's `TimedOut` replaced by
+        // `NoTraffic` before a restart listed: nothing received says it failed, so it is
+        // recorded aborted, begun after the last rest.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                10752954944305531287,
+                vec![FailedPull, FailedPull, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 5568833336264071561,
+                        before: 1,
+                        after: 1878,
+                        delays: [0; 5],
+                    },
+                    Fault::MidListHistory {
+                        at: 45531,
+                        down: 200,
+                        listed: 1,
+                    },
+                    Fault::Relist {
+                        kind: 0,
+                        at: 0,
+                        gap: 100,
+                    },
+                ],
+            )
+        },
     ]
 }

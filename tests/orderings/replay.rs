@@ -341,6 +341,13 @@ impl Service {
         if let Some(uid) = serving {
             self.serving.push((uid.clone(), t));
         }
+        if let Observation::Autoscaler { revision_uid, pa } = obs
+            && let Some(c) = pa.active.as_ref().filter(|c| c.reason_is("TimedOut"))
+            && c.is(CondStatus::False)
+        {
+            self.troubles
+                .push((revision_uid.clone(), t, "TimedOut".to_owned()));
+        }
         if let Observation::Pod { revision_uid, pod } = obs {
             let waiting = match &pod.container {
                 Container::Waiting { reason, .. } => Some(reason.to_string()),
@@ -408,8 +415,8 @@ pub struct Ran {
     pub pod_relists: Vec<i64>,
     /// When an object the service received showed a revision serving, by revision uid.
     pub serving: Vec<(String, i64)>,
-    /// What a pod the service received showed of why it was not serving: revision uid,
-    /// when, the reason.
+    /// What a pod the service received showed of why it was not serving, or a PA of
+    /// Knative giving up (`TimedOut`): revision uid, when, the reason.
     pub troubles: Vec<(String, i64, String)>,
     /// When the service first had every kind listed (`i64::MIN`: before the first write).
     pub synced: i64,
