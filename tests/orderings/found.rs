@@ -2155,5 +2155,27 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A wake served and over while the pods' first list was still coming: its PA was
+        // seen turn `Active` live, but by the time the lists were in it was at
+        // `NoTraffic` and the pod no longer ready. The PA's last `Active` inside the wake
+        // says it served.
+        Case {
+            first_start: Some(FirstStart {
+                at: 0,
+                lists: [0; 5],
+            }),
+            deployment_first: Some(true),
+            ..case(
+                12086091252505867943,
+                vec![Served, Served, Served],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 3189550362093593960,
+                    before: 101,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 10531],
+                }],
+            )
+        },
     ]
 }

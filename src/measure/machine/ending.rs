@@ -259,6 +259,18 @@ impl Machine {
             self.wake = Some(w);
             return self.close(Some(Outcome::Served), at, now, out);
         }
+        // The PA turned `Active` inside it and has moved on since (all of it taken in
+        // before the wake was evaluated, while the lists were not all in): it served by
+        // the end of that second.
+        if let Some(since) = (self.pa.as_ref())
+            .and_then(|p| p.last_active())
+            .filter(|s| (w.start_second()..=end.second()).contains(&s.timestamp()))
+            .filter(|_| w.failed.is_none())
+        {
+            self.wake = Some(w);
+            let at = At::back_from(now, (since + chrono::Duration::seconds(1)).min(end.wall));
+            return self.close(Some(Outcome::Served), at, now, out);
+        }
         // While a watch is down, the pods that say why Knative gave up may still be
         // coming: the verdict waits ([`super::judging`]).
         if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind {
