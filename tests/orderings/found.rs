@@ -2177,5 +2177,20 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // The Deployment's backlog rises twice while the PA's is still held; the pods'
+        // backlog then brings the first wake's whole pod. A start known only from above
+        // owns the first pod made since its floor, so the second wake begins after it and
+        // the pod is not counted for both (once from the pod, once from the PA's replay).
+        case(
+            3638897467534148520,
+            vec![Served, Served],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 10050753508530967090,
+                before: 2500,
+                after: 0,
+                delays: [0, 0, 7354, 4465, 4465],
+            }],
+        ),
     ]
 }

@@ -269,10 +269,17 @@ impl Machine {
 }
 
 /// The first pod of `w`'s own scale-up, ended at `end`: made in its start second or the
-/// next, before that end (a pod made later may be the next wake's, its own gone).
+/// next, before that end (a pod made later may be the next wake's, its own gone). For a
+/// start known only from above (a backlog's undated rise), from its floor: its stream
+/// rose before the next wake's, and Knative makes a rise's pods at once.
 fn first_pod_made(pods: &[Pod], w: &Wake, end: At) -> Option<i64> {
     let start = w.start_second();
-    let (from, to) = (w.floor.max(start), end.second().min(start + 2));
+    let from = if w.requested.undated && w.queued.is_none() {
+        w.floor
+    } else {
+        w.floor.max(start)
+    };
+    let (from, to) = (from, end.second().min(start + 2));
     pods.iter()
         .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
         .map(Pod::created_second)
