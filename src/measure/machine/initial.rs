@@ -14,7 +14,7 @@
 use chrono::Duration;
 use scaling_facts_api::{Outcome, WakeKind};
 
-use super::dating::At;
+use super::dating::{At, Side};
 use super::{Ctx, Finished, Machine};
 use crate::measure::observe::Stamp;
 
@@ -71,8 +71,8 @@ impl Machine {
             w.evidence = true;
         }
         // Served within that second: its end bounds the serving.
-        let end = (served + Duration::seconds(1)).min(now.wall);
-        self.close(Some(Outcome::Served), At::back_from(now, end), now, out);
+        let end = At::by_stamp(now, served, Side::End);
+        self.close(Some(Outcome::Served), end, now, out);
         true
     }
 }

@@ -72,23 +72,18 @@ impl Machine {
         let Some(queue) = self.unjudged.as_deref_mut() else {
             return;
         };
-        // Each wake's bump is told again from the one before it as that stands now: the
+        // Each wake's bound is told again from the one before it as that stands now: the
         // PA's backlog may since have dated that one before the pods it seemed to own.
+        // (Outer None: no wake before it waits here; inner: that wake has no pod.)
         let mut before: Option<Option<i64>> = None;
         for u in queue.iter_mut() {
             if let Some(made) = before {
-                u.wake.forget_pods_bump();
-                if let Some(made) = made {
-                    u.wake.begins_after_pods_of(made);
-                }
+                u.wake.begins_after_pods_of(made);
             }
             before = Some(first_pod_made(&self.pods, &u.wake, u.end));
         }
         if let (Some(w), Some(made)) = (self.wake.as_deref_mut(), before) {
-            w.forget_pods_bump();
-            if let Some(made) = made {
-                w.begins_after_pods_of(made);
-            }
+            w.begins_after_pods_of(made);
         }
     }
 
@@ -243,9 +238,7 @@ impl Machine {
                     if lowered == Some(w.floor) {
                         w.floor = ended;
                     }
-                    if let Some(made) = made {
-                        w.begins_after_pods_of(made);
-                    }
+                    w.begins_after_pods_of(made);
                     w.floor = w.floor.max(ended.min(w.requested.second() - 1));
                 }
             }
@@ -279,7 +272,7 @@ fn first_pod_made(pods: &[Pod], w: &Wake, end: At) -> Option<i64> {
     } else {
         w.floor.max(start)
     };
-    let (from, to) = (from, end.second().min(start + 2));
+    let to = end.second().min(start + 2);
     pods.iter()
         .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
         .map(Pod::created_second)

@@ -95,9 +95,15 @@ impl Wake {
         }
     }
 
-    /// An earlier wake's first pod was made in second `made`: a start only a backlog's
-    /// arrival bounds began after that scale-up (see `Machine::first_pods_claimed`).
-    pub fn begins_after_pods_of(&mut self, made: i64) {
+    /// The earlier wake's first pod was made in second `made` (None: it has none): a start
+    /// only a backlog's arrival bounds began after that scale-up (see
+    /// `Machine::first_pods_claimed`). Told again each time, from the earlier wake as it
+    /// stands: the last raise is undone first.
+    pub fn begins_after_pods_of(&mut self, made: Option<i64>) {
+        self.forget_pods_bump();
+        let Some(made) = made else {
+            return;
+        };
         let raised = self.floor.max((made + 2).min(self.requested.second()));
         if !self.requested.exact && raised != self.floor {
             self.pods_bump = Some((self.floor, raised));
