@@ -2192,5 +2192,21 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 7354, 4465, 4465],
             }],
         ),
+        // The API server goes down as an abort begins: of the whole wake only its pod's
+        // creation comes through, and the lists after show it over. Its end is dated when
+        // the Deployment and the PA speak (the PA's `NoTraffic`), not when the wake, still
+        // silent on both, was first looked at.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                49054048164440817,
+                vec![Aborted, Aborted],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 14059,
+                    gap: 2753,
+                }],
+            )
+        },
     ]
 }

@@ -228,14 +228,19 @@ impl Machine {
         if let (Some(e), Some(f)) = (w.ending, first) {
             w.ending = Some(e.earliest(f));
         }
-        let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
-        let certain = w.certain_abort;
         // No stream has said a word since this wake began: their last, at zero, is older
         // than its first pod, so their watches are behind (silently, or a relist is on its
-        // way), not at zero for it. The wake waits for them, until Knative's deadline.
+        // way), not at zero for it. The wake waits for them, until Knative's deadline, and
+        // its end is not yet known: the streams, when they speak, will date it.
         let silent = [Stream::Deployment, Stream::Autoscaler].iter().all(|s| {
             !w.fell[*s as usize] && self.zero_seen[*s as usize].is_none_or(|z| z < w.requested.wall)
         }) && now.wall < w.deadline_at;
+        if silent && first.is_none() {
+            self.wake = Some(w);
+            return;
+        }
+        let ending = *w.ending.get_or_insert(first.unwrap_or(At::arrival(now)));
+        let certain = w.certain_abort;
         if ctx.behind
             || silent
             || !certain && now.mono.saturating_duration_since(ending.mono) < ABORT_GRACE
@@ -261,10 +266,12 @@ impl Machine {
         }
         // The PA turned `Active` inside it and has moved on since (all of it taken in
         // before the wake was evaluated, while the lists were not all in): it served by
-        // the end of that second.
+        // the end of that second. Not an `Active` of the second the last wake ended in:
+        // that may be the last wake's, and the condition keeps it until the next turn.
         if let Some(since) = (self.pa.as_ref())
             .and_then(|p| p.last_active())
             .filter(|s| (w.start_second()..=end.second()).contains(&s.timestamp()))
+            .filter(|s| self.last().is_none_or(|l| s.timestamp() > l.end_second))
             .filter(|_| w.failed.is_none())
         {
             self.wake = Some(w);

@@ -376,3 +376,29 @@ fn a_revision_born_at_scale_whose_status_comes_later_has_an_initial_start() {
 }
 
 mod streams;
+
+#[test]
+fn an_abort_begun_in_the_second_the_last_wake_served_and_ended_stays_aborted() {
+    let mut f = Feed::idle();
+    let p1 = f.live_wake("p1", 1_000, 1_020, 2_050);
+    let active = cond(CondStatus::True, None, f.second(2_050));
+    f.pa(1, 1, active, 2_060, Via::Watched);
+    // Scaled away at once, and woken again 400 ms later, within the same second.
+    f.no_traffic(2_300, 2_300, Via::Watched);
+    f.dep(0, 9, 2_310, Via::Watched);
+    f.m.remove_pod(&p1.name, f.stamp(2_400, Via::Watched));
+    f.dep(1, 10, 2_700, Via::Watched);
+    f.queued(2_700, 2_705, Via::Watched);
+    f.pod(f.new_pod("p2", 2_750), 2_750, Via::Watched);
+    // Back to zero while its image is still pulling: the PA's last `Active`, which fell
+    // in this wake's start second, is the earlier wake's.
+    let mut done = f.no_traffic(4_200, 4_200, Via::Watched);
+    done.extend(f.dep(0, 11, 4_210, Via::Watched));
+    f.m.remove_pod("p2", f.stamp(4_300, Via::Watched));
+    done.extend(f.eval(8_000, Via::Watched));
+    let done = one(done);
+    assert_eq!(
+        (done.outcome, done.kind),
+        (Outcome::Aborted, WakeKind::Wake)
+    );
+}
