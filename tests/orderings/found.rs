@@ -2208,5 +2208,24 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // The API is away over a failed wake and back just as the next one begins: the
+        // Deployment's backlog (up, down, up) opens two wakes, and the PA's backlog then
+        // rises with the first wake's `Queued`. In order, as the Deployment's, the PA's
+        // first rise is the first wake's, so its `TimedOut` ends that wake, not the open
+        // one, which its own `Queued` joins.
+        Case {
+            deployment_first: Some(true),
+            ..case(
+                7763556349782629936,
+                vec![FailedPull, FailedUnschedulable, Served, Served, Served],
+                [0; 5],
+                vec![Fault::Held {
+                    wake: 7558136634225157189,
+                    before: 1,
+                    after: 1811,
+                    delays: [0, 0, 54, 0, 0],
+                }],
+            )
+        },
     ]
 }

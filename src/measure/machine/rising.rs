@@ -63,6 +63,25 @@ impl Machine {
             };
             return;
         }
+        // The same for the PA's backlog, replayed in order, while the open wake's start is
+        // known only from above: a rise dated no later than the last wake's start is that
+        // wake's (or an older one's), not the open one's, however early the open one may
+        // have begun.
+        if let Some(l) = self.last().filter(|l| {
+            stream == Stream::Autoscaler
+                && streamed
+                && !at.exact
+                && self.claimed[s] < l.id
+                && self.fell_during[s] != l.id
+                && at.second() <= l.start_second
+                && self.wake.as_ref().is_some_and(|w| !w.requested.exact)
+        }) {
+            self.claimed[s] = match self.claimed[s] {
+                0 => l.id,
+                c => (c + 1).min(l.id),
+            };
+            return;
+        }
         if let Some(w) = self.wake.as_mut() {
             // A stream that had not risen for this wake joins it, unless the wake was
             // over already: Knative gave up on it, or the PA queued anew after it ended.
