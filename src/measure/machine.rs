@@ -213,6 +213,8 @@ pub struct Machine {
     seen_at_zero: Option<i64>,
     /// Its Deployment was seen as created (generation 1) with replicas: an initial start.
     born_at_scale: bool,
+    /// The first wake this machine opened (id 1) was the revision's initial start.
+    first_initial: bool,
     /// Its settings made it start at zero: it has no initial start, every rise is a wake.
     born_at_zero: bool,
     /// `serving_at` of the last served wake recorded, so a restart does not record it again.

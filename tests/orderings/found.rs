@@ -2227,5 +2227,20 @@ pub fn cases() -> Vec<Case> {
                 }],
             )
         },
+        // The Deployment's watch comes back last, after two wakes the PA and the pods
+        // showed: its backlog, replayed from the revision's creation, rises at generation 1
+        // for the initial start and then once for each wake after, so its last rise is the
+        // wake just recorded, not a new one.
+        case(
+            9719295865385413,
+            vec![Aborted, ScaleUp],
+            [0; 5],
+            vec![Fault::Held {
+                wake: 6967676272248709473,
+                before: 0,
+                after: 0,
+                delays: [0, 0, 0, 7895, 0],
+            }],
+        ),
     ]
 }

@@ -63,6 +63,10 @@ impl Machine {
             Some(w) if w.kind == WakeKind::Initial => Some(w.id),
             _ => self.last().filter(|l| l.initial).map(|l| l.id),
         };
+        // Or long over, the backlog replayed from the Deployment's creation: its first
+        // want was that start's (wake 1, when this machine saw it), and the rises it
+        // replays next pair with the wakes after.
+        let initial = initial.or((stamp.via == Via::Resumed && self.first_initial).then_some(1));
         if created_at_scale && let Some(id) = initial {
             self.claim_unrisen_deployment(id);
         }

@@ -171,6 +171,7 @@ impl Machine {
             _ => requested.second() - 1,
         };
         self.next_id += 1;
+        self.first_initial |= kind == WakeKind::Initial && self.next_id == 1;
         // A Deployment that wants pods and never rose (created at scale, or first seen
         // by a list) wants them for the start opening now, unless a period already
         // serves: its fall and its next rise are then told from it.
