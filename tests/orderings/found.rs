@@ -2242,5 +2242,32 @@ pub fn cases() -> Vec<Case> {
                 delays: [0, 0, 0, 7895, 0],
             }],
         ),
+        // The API is away over a failed pull and the served wake after it. The pods'
+        // backlog brings the failed wake's pod, gone, and then the served wake's: the gone
+        // pod was the first wake's first, so the second pod serves the next wake, and the
+        // first keeps its reason when the PA's backlog says Knative gave up.
+        Case {
+            deployment_first: Some(true),
+            quick: true,
+            ..case(
+                4421780234669621336,
+                vec![FailedPull, Served, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 204843691692707537,
+                        before: 1420,
+                        after: 0,
+                        delays: [0, 0, 464, 0, 0],
+                    },
+                    Fault::Held {
+                        wake: 10770893692091446106,
+                        before: 1,
+                        after: 1682,
+                        delays: [0; 5],
+                    },
+                ],
+            )
+        },
     ]
 }

@@ -69,6 +69,7 @@ impl Machine {
     /// the older wake's pods, late in the same backlog, would date the newer one and
     /// serve it.
     fn first_pods_claimed(&mut self) {
+        let gone = self.gone_trouble.as_ref().map(|g| g.0);
         let Some(queue) = self.unjudged.as_deref_mut() else {
             return;
         };
@@ -80,7 +81,7 @@ impl Machine {
             if let Some(made) = before {
                 u.wake.begins_after_pods_of(made);
             }
-            before = Some(first_pod_made(&self.pods, &u.wake, u.end));
+            before = Some(first_pod_made(&self.pods, gone, &u.wake, u.end));
         }
         if let (Some(w), Some(made)) = (self.wake.as_deref_mut(), before) {
             w.begins_after_pods_of(made);
@@ -189,7 +190,8 @@ impl Machine {
             .expect("looked at above");
         let gave_up_at = u.gave_up;
         // (Before serving accounts for its pods.)
-        let made = first_pod_made(&self.pods, &u.wake, u.end);
+        let gone = self.gone_trouble.as_ref().map(|g| g.0);
+        let made = first_pod_made(&self.pods, gone, &u.wake, u.end);
         if self
             .gone_trouble
             .as_ref()
@@ -264,8 +266,10 @@ impl Machine {
 /// The first pod of `w`'s own scale-up, ended at `end`: made in its start second or the
 /// next, before that end (a pod made later may be the next wake's, its own gone). For a
 /// start known only from above (a backlog's undated rise), from its floor: its stream
-/// rose before the next wake's, and Knative makes a rise's pods at once.
-fn first_pod_made(pods: &[Pod], w: &Wake, end: At) -> Option<i64> {
+/// rose before the next wake's, and Knative makes a rise's pods at once. `gone`: the
+/// creation second of the last pod removed that showed why it did not serve, one of its
+/// pods as well as those still here.
+fn first_pod_made(pods: &[Pod], gone: Option<i64>, w: &Wake, end: At) -> Option<i64> {
     let start = w.start_second();
     let from = if w.requested.undated && w.queued.is_none() {
         w.floor
@@ -276,5 +280,6 @@ fn first_pod_made(pods: &[Pod], w: &Wake, end: At) -> Option<i64> {
     pods.iter()
         .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
         .map(Pod::created_second)
+        .chain(gone.filter(|g| (from..to).contains(g)))
         .min()
 }
