@@ -327,7 +327,7 @@ impl Machine {
                 {
                     // A stream whose want a list showed, owed to no earlier wake: its
                     // fall is this wake's, and may be the first to end it.
-                    w.first_fall.get_or_insert(edge.at);
+                    w.first_fall = Some(w.first_fall.map_or(edge.at, |f| f.earliest(edge.at)));
                 }
                 if let Some(w) = self
                     .wake
@@ -335,7 +335,9 @@ impl Machine {
                     .filter(|w| claimed == w.id && !before_open)
                 {
                     w.fell[s] = true;
-                    w.first_fall.get_or_insert(edge.at);
+                    // The earliest as dated: a backlog's Deployment fall is known only by
+                    // its arrival, and the PA's, arriving after it, by its condition.
+                    w.first_fall = Some(w.first_fall.map_or(edge.at, |f| f.earliest(edge.at)));
                     // The PA's own stream showed this wake rise and fall with no
                     // `Active=True` between: nothing served, whatever other streams show.
                     w.certain_abort |=

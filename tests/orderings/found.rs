@@ -2269,5 +2269,38 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // An abort seen begin live, then the API away: the Deployment's backlog brings its
+        // fall, dated only by its arrival, and the PA's its `NoTraffic`, seconds earlier.
+        // The wake ended at the earlier, so the pod of the next wake (made before the
+        // backlog's arrival, and crashing) is not taken for this one's.
+        Case {
+            quick: true,
+            ..case(
+                17019866131839519237,
+                vec![
+                    Replace,
+                    Aborted,
+                    FailedTimedOut,
+                    Aborted,
+                    FailedCrash,
+                    Served,
+                ],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 18070460366433783362,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 307, 307, 0],
+                    },
+                    Fault::Held {
+                        wake: 13875944095179764861,
+                        before: 0,
+                        after: 636,
+                        delays: [0, 0, 1, 0, 646],
+                    },
+                ],
+            )
+        },
     ]
 }
