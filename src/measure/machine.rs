@@ -409,6 +409,11 @@ impl Recorded {
     fn iter(&self) -> impl Iterator<Item = &i64> {
         self.0.iter().flat_map(|keys| keys.iter())
     }
+
+    /// The newest start second recorded.
+    fn newest(&self) -> Option<i64> {
+        self.iter().copied().max()
+    }
 }
 
 fn remember(keys: &mut Recorded, second: i64) {

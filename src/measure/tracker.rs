@@ -364,7 +364,11 @@ impl Tracker {
                 },
             });
         }
-        if let Some(at) = rev.machine.take_rest() {
+        // Not before the store's history is in: the rest it holds is the last process's,
+        // which the lists are yet to be compared with (see `merge_history`).
+        if self.history_merged
+            && let Some(at) = rev.machine.take_rest()
+        {
             out.rests.push(Rest {
                 revision_uid: uid.to_owned(),
                 at,

@@ -2302,5 +2302,37 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // An abort lived while the API was away, and the service restarted as it came
+        // back, its store answering after the lists. The rest the store held follows the
+        // revision's initial start, whose record is named by its `Queued` second, a
+        // second after the revision's creation: the rest is that start's, newer than its
+        // record, and the lists compared with it show the abort.
+        Case {
+            initial_scale: 3,
+            ..case(
+                11432664473130237427,
+                vec![
+                    FailedTimedOut,
+                    FailedTimedOut,
+                    FailedTimedOut,
+                    Replace,
+                    Aborted,
+                ],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 14891609578086918029,
+                        before: 1,
+                        after: 220,
+                        delays: [0; 5],
+                    },
+                    Fault::LateHistory {
+                        at: 144843,
+                        down: 200,
+                        after: 0,
+                    },
+                ],
+            )
+        },
     ]
 }

@@ -50,7 +50,13 @@ impl Machine {
         (deployment.is_some() || autoscaler.is_some()).then_some(RestAt {
             deployment,
             autoscaler,
-            after_start: last.map(|l| l.start_second),
+            // As the store knows that wake: by its record's start second, which may be
+            // later than the earliest its evidence allows (a `Queued` after the revision's
+            // creation names an initial start).
+            after_start: last.map(|l| {
+                l.start_second
+                    .max(self.recorded.newest().unwrap_or(i64::MIN))
+            }),
         })
     }
 
