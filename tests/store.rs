@@ -525,8 +525,13 @@ on_both_backends!(
                 after_start: None,
             },
         };
+        // A revision only seen being created: every part empty, kept as such.
+        let born = Rest {
+            revision_uid: "rev-d".into(),
+            at: RestAt::default(),
+        };
         store
-            .put_rests(std::slice::from_ref(&only_pa))
+            .put_rests(&[only_pa.clone(), born.clone()])
             .await
             .unwrap();
         assert_eq!(
@@ -534,7 +539,8 @@ on_both_backends!(
             vec![
                 rest("rev-a", 6, Some(idle)),
                 rest("rev-b", 4, Some(gave_up)),
-                only_pa
+                only_pa,
+                born
             ]
         );
     }

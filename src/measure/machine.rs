@@ -215,6 +215,9 @@ pub struct Machine {
     born_at_scale: bool,
     /// The first wake this machine opened (id 1) was the revision's initial start.
     first_initial: bool,
+    /// This process, or one before it, saw the revision created: its initial start is
+    /// this service's to record ([`initial`]).
+    seen_born: bool,
     /// Its settings made it start at zero: it has no initial start, every rise is a wake.
     born_at_zero: bool,
     /// `serving_at` of the last served wake recorded, so a restart does not record it again.

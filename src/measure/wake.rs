@@ -84,7 +84,9 @@ pub struct Rest {
 }
 
 /// A revision's rest without the revision: each stream's part is None when that stream
-/// was not at zero (or not yet seen) when the rest was taken.
+/// was not at zero (or not yet seen) when the rest was taken. With every part None, the
+/// revision was seen being created, before any of its objects rested: its initial start
+/// is the service's to record, whatever a process restarted in an outage finds left of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RestAt {
     /// The Deployment's `metadata.generation` at zero, and when it was seen so.

@@ -2334,5 +2334,75 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // The API goes away just as a revision is created, and the service restarts inside
+        // the outage: its whole initial start goes by unseen, its pod gone before the
+        // lists. The first process saw the revision created and the store kept that
+        // sight, so the next records the start from the PA's `ScaleTargetInitialized`.
+        case(
+            2166242483705298327,
+            vec![Served, Served, Served],
+            [0; 5],
+            vec![
+                Fault::Restart {
+                    at: 10813,
+                    down: 200,
+                },
+                Fault::Held {
+                    wake: 2623006424700565736,
+                    before: 0,
+                    after: 0,
+                    delays: [0; 5],
+                },
+            ],
+        ),
+        // The same for a revision that replaces one at zero, its Service born at zero.
+        Case {
+            born_at_zero: true,
+            ..case(
+                0,
+                vec![ScaleUp, Replace],
+                [0; 5],
+                vec![
+                    Fault::Restart {
+                        at: 31735,
+                        down: 200,
+                    },
+                    Fault::Held {
+                        wake: 12703002153389682673,
+                        before: 0,
+                        after: 0,
+                        delays: [0; 5],
+                    },
+                ],
+            )
+        },
+        // And with the store answering while the lists come in.
+        Case {
+            quick: true,
+            ..case(
+                2185517885802135,
+                vec![FailedPull],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 2530185873250507849,
+                        before: 316,
+                        after: 0,
+                        delays: [0; 5],
+                    },
+                    Fault::Held {
+                        wake: 7959044448767626964,
+                        before: 0,
+                        after: 598,
+                        delays: [0; 5],
+                    },
+                    Fault::MidListHistory {
+                        at: 13765,
+                        down: 200,
+                        listed: 1,
+                    },
+                ],
+            )
+        },
     ]
 }

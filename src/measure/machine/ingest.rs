@@ -16,6 +16,12 @@ impl Machine {
         if self.created.is_none() {
             let at = At::date(stamp, Some(created), Side::Start, t.late_event_tolerance);
             self.created_live = at.exact.then(|| Box::new(at));
+            // Kept in the store before anything else of it: a restart in an outage that
+            // hid its whole initial start still knows the start was this service's.
+            if at.exact && !self.seen_born {
+                self.seen_born = true;
+                self.rest_changed = true;
+            }
         }
         self.created = Some(created);
     }

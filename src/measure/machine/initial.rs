@@ -7,9 +7,10 @@
 //! streamed dates the serving; the PA's `ScaleTargetInitialized` does. Knative sets it
 //! True once, when the revision first has its initial scale ready, and never resets it,
 //! so its `lastTransitionTime` is the second the initial start served. The start is the
-//! revision's creation, as for every initial start. Only while a pod of it is still
-//! there to be listed: otherwise it is an old revision's, from before this service
-//! watched.
+//! revision's creation, as for every initial start. Only when a process of this service
+//! saw the revision created (the store keeps that sight as the revision's first rest),
+//! or a pod of it is still there to be listed: otherwise it is an old revision's, from
+//! before this service watched.
 
 use chrono::Duration;
 use scaling_facts_api::{Outcome, WakeKind};
@@ -56,14 +57,15 @@ impl Machine {
                 .into_iter()
                 .flatten()
                 .any(|since| since >= served);
-        // And a pod of it still here, as the list found it: a revision started long before
-        // this service watched has no pod left of its initial start, and that start is
-        // not this service's to record.
+        // And this service's to record: a process saw the revision created, or a pod of it
+        // is still here, as the list found it. A revision started long before this
+        // service watched has no pod left of its initial start, and that start is not
+        // this service's.
         let its_pod = self
             .pods
             .iter()
             .any(|p| (created.timestamp() - 1..=served.timestamp()).contains(&p.created_second()));
-        if !first_period || !over || !its_pod {
+        if !first_period || !over || !(its_pod || self.seen_born) {
             return false;
         }
         self.open_as(WakeKind::Initial, At::back_from(now, created), ctx);

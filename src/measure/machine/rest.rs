@@ -47,7 +47,9 @@ impl Machine {
                     seen: self.zero_seen[Stream::Autoscaler as usize]?,
                 })
             });
-        (deployment.is_some() || autoscaler.is_some()).then_some(RestAt {
+        // Seen created, nothing at rest yet and nothing recorded: that sight alone.
+        let born = self.seen_born && last.is_none();
+        (deployment.is_some() || autoscaler.is_some() || born).then_some(RestAt {
             deployment,
             autoscaler,
             // As the store knows that wake: by its record's start second, which may be
@@ -64,6 +66,10 @@ impl Machine {
     /// any object of the revision is in (and after its recorded wakes), so the lists
     /// compare with it. Versions are 0, so that whatever the lists show replaces it.
     pub fn restore_rest(&mut self, rest: RestAt, stamp: Stamp, t: &Thresholds) {
+        if rest == RestAt::default() {
+            self.seen_born = true;
+            return;
+        }
         if let Some((generation, seen)) = rest.deployment.filter(|_| self.deployment.is_none()) {
             self.deployment = Some(DeploymentSnap {
                 version: 0,
