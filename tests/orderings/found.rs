@@ -2404,5 +2404,32 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A wake Knative gives up on while the PA's watch is down, the Deployment's showing
+        // its rise and fall a few milliseconds inside the deadline as the service counts
+        // it. The PA's backlog brings its `TimedOut`, replaced at once by the next wake's
+        // `Queued`, while the pods' watch is still down: the wake waits for its verdict
+        // with that give-up, and fails.
+        Case {
+            initial_scale: 3,
+            deployment_first: Some(false),
+            ..case(
+                4114308939634608375,
+                vec![FailedTimedOut, Served, Served, Served, Served, Served],
+                [0; 5],
+                vec![
+                    Fault::Held {
+                        wake: 9627052590263769340,
+                        before: 1,
+                        after: 0,
+                        delays: [0, 0, 0, 0, 3775],
+                    },
+                    Fault::Relist {
+                        kind: 3,
+                        at: 13113,
+                        gap: 100,
+                    },
+                ],
+            )
+        },
     ]
 }

@@ -36,10 +36,15 @@ impl Machine {
         }
         // Each waits in turn, the oldest first: a backlog may still bring what an earlier
         // one needs after a later one ended.
+        // A `TimedOut` that went by while it was open: Knative gave up on it, though the
+        // PA has moved on since.
+        let gave_up = (w.gave_up_seen)
+            .filter(|(since, _)| since.timestamp() > w.start_second())
+            .map(|(_, at)| at);
         self.unjudged.get_or_insert_default().push_back(Unjudged {
             wake: Box::new(w.clone()),
             end,
-            gave_up: None,
+            gave_up,
         });
         true
     }
