@@ -179,6 +179,17 @@ struct Unseen {
     first_pod: Option<At>,
 }
 
+/// What pods already removed said, kept for the wake they were made for: a backlog may
+/// bring a pod's whole life before the streams that open, end and date that wake.
+#[derive(Debug, Clone, Default)]
+struct Gone {
+    /// The last that showed why it did not serve, by its creation second.
+    trouble: Option<(i64, Failure)>,
+    /// The last that served while no recorded wake explained it: its creation and when it
+    /// turned ready.
+    served: Option<(At, At)>,
+}
+
 /// One revision's wake state.
 #[derive(Debug, Clone, Default)]
 pub struct Machine {
@@ -227,8 +238,8 @@ pub struct Machine {
     created: Option<DateTime<Utc>>,
     /// The revision's creation, seen as it happened.
     created_live: Option<Box<At>>,
-    /// The last pod removed that showed why it did not serve, by its creation second.
-    gone_trouble: Option<Box<(i64, Failure)>>,
+    /// What the pods removed said that a later verdict may need ([`Gone`]).
+    gone: Option<Box<Gone>>,
     /// Wakes that ended while a watch was down, oldest first, waiting for their verdict
     /// ([`judging`]). Boxed: most revisions never have one.
     #[allow(clippy::box_collection)]
@@ -385,8 +396,8 @@ impl Machine {
 
     /// Why the last pod removed that was made in `seconds` did not serve.
     fn trouble_gone(&self, seconds: std::ops::RangeInclusive<i64>) -> Option<Failure> {
-        self.gone_trouble
-            .as_deref()
+        (self.gone.as_deref())
+            .and_then(|g| g.trouble.as_ref())
             .filter(|(created, _)| seconds.contains(created))
             .map(|(_, f)| f.clone())
     }

@@ -2431,5 +2431,49 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // An abort seen begin live, its end lost to an outage; the relists after show its
+        // pod leaving and the PA already queued for the next wake. The pod's deletion dates
+        // the scale to zero that ended it, to its second, not the next wake's `Queued`.
+        Case {
+            quick: true,
+            ..case(
+                8650283624512127412,
+                vec![Aborted, Served, Served, Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 14879,
+                    gap: 1716,
+                }],
+            )
+        },
+        // A service started after a revision born at zero, its watches down over the first
+        // wake: the pods' backlog brings the wake's whole pod, ready and gone, before any
+        // stream opens it; the Deployment's backlog then opens and ends it. The pod gone
+        // still says the wake served, and when; the PA's list just before, at zero, is no
+        // bound on a rise the Deployment replays.
+        Case {
+            first_start: Some(FirstStart {
+                at: 1333,
+                lists: [0, 0, 483, 0, 0],
+            }),
+            born_at_zero: true,
+            ..case(
+                2113677411722193352,
+                vec![Served],
+                [0; 5],
+                vec![
+                    Fault::Restart {
+                        at: 24360,
+                        down: 200,
+                    },
+                    Fault::Held {
+                        wake: 0,
+                        before: 1290,
+                        after: 0,
+                        delays: [0, 0, 348, 349, 0],
+                    },
+                ],
+            )
+        },
     ]
 }

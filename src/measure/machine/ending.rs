@@ -129,6 +129,7 @@ impl Machine {
             .filter(|p| p.snap.serving())
             .filter_map(|p| p.ready)
             .chain(pa_word)
+            .chain(self.gone_served(floor..=cut).map(|(_, ready)| ready))
             .reduce(At::earliest);
         if let Some(end) = served {
             self.wake = Some(w);
@@ -358,8 +359,11 @@ impl Machine {
             Some(Outcome::Served) => w.floor.max(w.start_second() - 1),
             _ => w.floor,
         };
-        if !held && self.gone_trouble.as_ref().is_some_and(|g| g.0 >= own_from) {
-            self.gone_trouble = None;
+        if !held
+            && let Some(g) = self.gone.as_deref_mut()
+            && g.trouble.as_ref().is_some_and(|t| t.0 >= own_from)
+        {
+            g.trouble = None;
         }
         if let Some(outcome) = outcome.filter(|_| !held) {
             let phases = self.phases(&w);
@@ -400,14 +404,27 @@ impl Machine {
             .map(|p| p.snap.created)
             .min();
         let created = self.created.filter(|_| w.kind == WakeKind::Initial);
-        [queued, pod, created].into_iter().flatten().min()
+        let gone = self.gone_served(w.floor..=i64::MAX).map(|(c, _)| c.wall);
+        [queued, pod, created, gone].into_iter().flatten().min()
     }
 
-    /// Every pod serving now belongs to a serving period already explained.
+    /// Every pod serving now belongs to a serving period already explained, and so does
+    /// the one gone that served.
     pub(super) fn account_serving(&mut self) {
         for p in self.pods.iter_mut().filter(|p| p.snap.serving()) {
             p.accounted = true;
         }
+        if let Some(g) = self.gone.as_deref_mut() {
+            g.served = None;
+        }
+    }
+
+    /// The pod gone that served unexplained, when it was made in `seconds`: its creation
+    /// and when it turned ready.
+    pub(super) fn gone_served(&self, seconds: std::ops::RangeInclusive<i64>) -> Option<(At, At)> {
+        (self.gone.as_deref())
+            .and_then(|g| g.served)
+            .filter(|(created, _)| seconds.contains(&created.second()))
     }
 
     /// When the wake's first pod was scheduled and started running.

@@ -180,7 +180,12 @@ impl Machine {
         // Why it did not serve outlives it: a backlog may bring a pod's whole life before
         // the PA's, which alone opens the wake it failed and says Knative gave up.
         if let Some(shown) = why_not_serving(&gone.snap) {
-            self.gone_trouble = Some(Box::new((gone.created_second(), failure(shown))));
+            self.gone.get_or_insert_default().trouble =
+                Some((gone.created_second(), failure(shown)));
+        }
+        // So does its serving, when no recorded wake explains it yet.
+        if let Some(ready) = gone.ready.filter(|_| !gone.accounted) {
+            self.gone.get_or_insert_default().served = Some((gone.created, ready));
         }
         // Never served: seen in every state it had (only streamed) and never ready, or
         // never running at all. A pod a list showed that ran may have served unseen (its

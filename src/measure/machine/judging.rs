@@ -74,7 +74,7 @@ impl Machine {
     /// the older wake's pods, late in the same backlog, would date the newer one and
     /// serve it.
     fn first_pods_claimed(&mut self) {
-        let gone = self.gone_trouble.as_ref().map(|g| g.0);
+        let gone = self.gone_made();
         let Some(queue) = self.unjudged.as_deref_mut() else {
             return;
         };
@@ -91,6 +91,13 @@ impl Machine {
         if let (Some(w), Some(made)) = (self.wake.as_deref_mut(), before) {
             w.begins_after_pods_of(made);
         }
+    }
+
+    /// The creation second of the last pod gone that showed why it did not serve.
+    fn gone_made(&self) -> Option<i64> {
+        (self.gone.as_deref())
+            .and_then(|g| g.trouble.as_ref())
+            .map(|t| t.0)
     }
 
     /// Judges the oldest wake waiting for its verdict, if the evidence is in; false when
@@ -178,6 +185,7 @@ impl Machine {
             .iter()
             .filter(|p| !p.accounted && (floor..=pods_by).contains(&p.created_second()))
             .filter_map(|p| p.ready)
+            .chain(self.gone_served(floor..=pods_by).map(|(_, ready)| ready))
             .filter(|r| r.second() <= end + 1)
             .reduce(At::earliest);
         let pa = self
@@ -195,14 +203,14 @@ impl Machine {
             .expect("looked at above");
         let gave_up_at = u.gave_up;
         // (Before serving accounts for its pods.)
-        let gone = self.gone_trouble.as_ref().map(|g| g.0);
+        let gone = self.gone_made();
         let made = first_pod_made(&self.pods, gone, &u.wake, u.end);
-        if self
-            .gone_trouble
-            .as_ref()
-            .is_some_and(|g| (floor..=made_by).contains(&g.0))
+        if let Some(g) = self.gone.as_deref_mut()
+            && g.trouble
+                .as_ref()
+                .is_some_and(|t| (floor..=made_by).contains(&t.0))
         {
-            self.gone_trouble = None; // its reason is this wake's
+            g.trouble = None; // its reason is this wake's
         }
         match served {
             Some(at) => {

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::dating::At;
+use super::dating::{At, Side};
 use super::evidence::Autoscaler;
 use super::{Closed, Ctx, Finished, Machine, Stream, remember};
 use crate::measure::observe::Stamp;
@@ -158,6 +158,13 @@ impl Machine {
                 let end = (requeued.wall + chrono::Duration::seconds(1)).min(now.wall);
                 let end = At::back_from(now, end);
                 let end = fell.map_or(end, |f| f.earliest(end));
+                // A pod of it being removed dates the scale to zero that ended it: Knative
+                // removes a woken revision's pods only then.
+                let end = (self.pods.iter())
+                    .filter(|p| (floor..requeued.second()).contains(&p.created_second()))
+                    .filter_map(|p| p.snap.deleting)
+                    .map(|asked| At::by_stamp(now, asked, Side::End))
+                    .fold(end, At::earliest);
                 self.close_unserved(end, now, out);
                 // That bound is past the new `Queued`, which began the next wake: its
                 // second is where the next one may start.

@@ -193,11 +193,18 @@ impl Machine {
 
     /// A wake opened at `at` began after its streams were last seen at zero since the last
     /// wake ended, less the spread of the KPA's two writes of one reconcile (the other
-    /// stream may have risen that much before).
+    /// stream may have risen that much before). A rise a backlog replays (the
+    /// Deployment's, undated) happened before it arrived, maybe before the PA was last
+    /// seen at zero: only the Deployment's own last sight at zero, earlier in its order,
+    /// bounds it.
     pub(super) fn began_after(&self, at: At) -> Option<DateTime<Utc>> {
         let since = self.last().map_or(i64::MIN, |l| l.end_second);
-        let zero = self
-            .zero_seen
+        let streams = if at.undated {
+            &self.zero_seen[..=Stream::Deployment as usize]
+        } else {
+            &self.zero_seen[..]
+        };
+        let zero = streams
             .iter()
             .flatten()
             .filter(|z| z.timestamp() > since && **z <= at.wall)
