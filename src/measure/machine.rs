@@ -341,7 +341,7 @@ impl Machine {
                 {
                     // A stream whose want a list showed, owed to no earlier wake: its
                     // fall is this wake's, and may be the first to end it.
-                    w.first_fall = Some(w.first_fall.map_or(edge.at, |f| f.earliest(edge.at)));
+                    w.fell_at(edge.at);
                 }
                 if let Some(w) = self
                     .wake
@@ -349,9 +349,7 @@ impl Machine {
                     .filter(|w| claimed == w.id && !before_open)
                 {
                     w.fell[s] = true;
-                    // The earliest as dated: a backlog's Deployment fall is known only by
-                    // its arrival, and the PA's, arriving after it, by its condition.
-                    w.first_fall = Some(w.first_fall.map_or(edge.at, |f| f.earliest(edge.at)));
+                    w.fell_at(edge.at);
                     // The PA's own stream showed this wake rise and fall with no
                     // `Active=True` between: nothing served, whatever other streams show.
                     w.certain_abort |=
@@ -400,6 +398,16 @@ impl Machine {
             .and_then(|g| g.trouble.as_ref())
             .filter(|(created, _)| seconds.contains(created))
             .map(|(_, f)| f.clone())
+    }
+
+    /// Forgets the reason of the last pod gone when it was made in `seconds`: it was the
+    /// reason of the wake just ended there.
+    fn forget_gone_trouble(&mut self, seconds: std::ops::RangeInclusive<i64>) {
+        if let Some(g) = self.gone.as_deref_mut()
+            && g.trouble.as_ref().is_some_and(|t| seconds.contains(&t.0))
+        {
+            g.trouble = None;
+        }
     }
 
     /// Whether a wake is open, or one seen only by its trace or one ended while a watch

@@ -359,11 +359,8 @@ impl Machine {
             Some(Outcome::Served) => w.floor.max(w.start_second() - 1),
             _ => w.floor,
         };
-        if !held
-            && let Some(g) = self.gone.as_deref_mut()
-            && g.trouble.as_ref().is_some_and(|t| t.0 >= own_from)
-        {
-            g.trouble = None;
+        if !held {
+            self.forget_gone_trouble(own_from..=i64::MAX);
         }
         if let Some(outcome) = outcome.filter(|_| !held) {
             let phases = self.phases(&w);

@@ -205,13 +205,7 @@ impl Machine {
         // (Before serving accounts for its pods.)
         let gone = self.gone_made();
         let made = first_pod_made(&self.pods, gone, &u.wake, u.end);
-        if let Some(g) = self.gone.as_deref_mut()
-            && g.trouble
-                .as_ref()
-                .is_some_and(|t| (floor..=made_by).contains(&t.0))
-        {
-            g.trouble = None; // its reason is this wake's
-        }
+        self.forget_gone_trouble(floor..=made_by); // its reason is this wake's
         match served {
             Some(at) => {
                 let phases = self.phases(&u.wake);

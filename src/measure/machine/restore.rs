@@ -115,7 +115,7 @@ impl Machine {
                 if s == Stream::Autoscaler as usize
                     && let Some(at) = pa_fell
                 {
-                    w.first_fall = Some(w.first_fall.map_or(at, |f| f.earliest(at)));
+                    w.fell_at(at);
                 }
             }
         }

@@ -111,6 +111,13 @@ impl Wake {
         }
     }
 
+    /// A stream fell for it at `at`: its first fall is the earliest dated, not the first
+    /// to arrive (a backlog's Deployment fall is known only by its arrival, the PA's,
+    /// arriving after it, by its condition).
+    pub fn fell_at(&mut self, at: At) {
+        self.first_fall = Some(self.first_fall.map_or(at, |f| f.earliest(at)));
+    }
+
     /// Undoes [`Wake::begins_after_pods_of`], unless something moved the floor since.
     pub fn forget_pods_bump(&mut self) {
         if let Some((before, raised)) = self.pods_bump.take()

@@ -190,7 +190,7 @@ impl Machine {
                 self.fell_during[s] = id;
                 if let Some(w) = self.wake.as_mut() {
                     w.fell[s] = true;
-                    w.first_fall = Some(w.first_fall.map_or(fall, |f| f.earliest(fall)));
+                    w.fell_at(fall);
                 }
             }
         }
