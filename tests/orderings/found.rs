@@ -2475,5 +2475,95 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A relist of the PAs' watch as a restart meets the API away over the initial start: the
+        // restarted process finds that watch down too only if the stream is held, which the relist
+        // undid; the harness now takes both from the stream, and the abort after is recorded.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Aborted],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Relist {
+                    kind: 2,
+                    at: 0,
+                    gap: 100,
+                },
+                Fault::Held {
+                    wake: 2716535973500255634,
+                    before: 101,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Restart { at: 0, down: 200 },
+            ],
+        },
+        // The API away from before a served wake until after its pod was gone, the PA's and the
+        // Deployment's watches back only after the next wake began: the pod's backlog shows a
+        // pod made after the last one was deleted serving, while the PA, its watch still down,
+        // says Active since the initial start. That stale word is no continuity: the pod served
+        // a wake of its own.
+        Case {
+            seed: 1870925348897994537,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, FailedCrash, Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 17252072970766463229,
+                    before: 2501,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 7018793680588948881,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 3452, 2940, 0],
+                },
+            ],
+        },
+        // The API away over a failed wake, the Deployment's backlog replayed after the pods' had
+        // recorded it: a replay stores no rest, so the restarted process compares its list with
+        // the Deployment's rest before that wake. The wake recorded since is that rise and fall;
+        // the PA, unmoved since it ended, tells of no other.
+        Case {
+            seed: 225921350015407383,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![
+                FailedTimedOut,
+                Served,
+                FailedPull,
+                ScaleUp,
+                Served,
+                FailedCrash,
+            ],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 155086616741582574,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 1, 1, 0],
+                },
+                Fault::LateHistory {
+                    at: 165126,
+                    down: 200,
+                    after: 0,
+                },
+            ],
+        },
     ]
 }

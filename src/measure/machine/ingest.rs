@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
 use super::evidence::{Autoscaler, Pod, failure, why_not_serving};
-use super::{Edge, Machine, Stream, Thresholds, Unseen};
+use super::{Closed, Edge, Machine, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 use scaling_facts_api::WakeKind;
 
@@ -290,6 +290,21 @@ impl Machine {
             return;
         };
         if self.wake.is_some() || self.unseen.is_some() {
+            return;
+        }
+        // A wake recorded since that rest rose and fell too (a backlog's replay of the
+        // Deployment leaves no rest to store): it is the rise and fall, unless the PA, whose
+        // condition every wake moves, changed after it ended.
+        let pa_moved = |l: &Closed| {
+            (self.pa.as_ref())
+                .and_then(|p| p.snap.active.as_ref())
+                .and_then(|c| c.since)
+                .is_none_or(|since| since.timestamp() > l.end_second + 1)
+        };
+        if self
+            .last()
+            .is_some_and(|l| l.start_second >= after.timestamp() && !pa_moved(&l))
+        {
             return;
         }
         let end = (self.pa.as_ref())

@@ -244,11 +244,15 @@ impl Machine {
                     (l.start_second - 1..=l.end_second).contains(&p.created_second())
                 })
         };
+        // The PA `Active` since the last wake says the revision stayed up, unless its
+        // watch is down: then that is only the last the service heard, and a pod made since
+        // may be a wake's whose PA news is still to come.
         let continuing = !new_period
             && (self.pods.iter().any(|p| p.snap.serving() && explained(p))
-                || self
-                    .last()
-                    .is_some_and(|l| pa_active.is_some_and(|s| s <= l.end_second + 1)));
+                || !ctx.pa_behind
+                    && self
+                        .last()
+                        .is_some_and(|l| pa_active.is_some_and(|s| s <= l.end_second + 1)));
         // A serving pod nothing explains is a period this process did not see begin; it
         // served when its first pod did, even one already being removed (a list can meet
         // the scale-down that ends it).
