@@ -184,6 +184,7 @@ fn a_wake_aborted_and_asked_again_while_down_is_recorded_from_the_store() {
             wakes: &[before],
             open: &[open],
             rests: &[],
+            watching_since: None,
         },
         clock.at(39_332, Via::Listed),
     );

@@ -545,3 +545,15 @@ on_both_backends!(
         );
     }
 );
+
+on_both_backends!(the_earliest_watching_since_is_kept, async |store: Store| {
+    assert_eq!(store.watching_since().await.unwrap(), None);
+    let first = t(100) + chrono::Duration::milliseconds(250);
+    store.put_watching_since(first).await.unwrap();
+    // A later process's first sync, told after (its history came late), changes
+    // nothing; an earlier one told late replaces it.
+    store.put_watching_since(t(900)).await.unwrap();
+    assert_eq!(store.watching_since().await.unwrap(), Some(first));
+    store.put_watching_since(t(50)).await.unwrap();
+    assert_eq!(store.watching_since().await.unwrap(), Some(t(50)));
+});

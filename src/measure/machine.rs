@@ -89,6 +89,9 @@ pub struct Ctx {
     /// The PodAutoscalers' watch is down: the PA's state held may be older than the
     /// other streams' news, so it proves nothing against them.
     pub pa_behind: bool,
+    /// Since when the service has watched: a revision created after started in its
+    /// sight, or while a process of it was down or cut off from the API server.
+    pub watched_since: Option<DateTime<Utc>>,
 }
 
 impl Ctx {

@@ -96,6 +96,9 @@ pub struct Output {
     pub retracted: Vec<(String, i64)>,
     /// Revisions whose last rest changed, for the store.
     pub rests: Vec<Rest>,
+    /// The service first synced, with nothing stored of an earlier sync: for the store,
+    /// which keeps the earliest.
+    pub watching_since: Option<DateTime<Utc>>,
 }
 
 impl Output {
@@ -105,6 +108,7 @@ impl Output {
         self.open.extend(later.open);
         self.retracted.extend(later.retracted);
         self.rests.extend(later.rests);
+        self.watching_since = self.watching_since.or(later.watching_since);
     }
 }
 
@@ -142,6 +146,10 @@ pub struct Tracker {
     restored_open: Vec<OpenWake>,
     /// The store's history has been merged in (or there is none to wait for).
     history_merged: bool,
+    /// Since when the service has watched (its first process's first sync, as stored):
+    /// a revision created after is this service's to see start, even one whose whole
+    /// initial start went by while no process watched ([`Ctx::watched_since`]).
+    watching_since: Option<DateTime<Utc>>,
     /// The wakes this process recorded before the history merged: the history may hold
     /// them too (under the same key, or, for one found from timestamps, a neighbouring
     /// second), and each counts once.
@@ -195,6 +203,7 @@ impl Tracker {
             thresholds: self.settings.thresholds,
             activation_timeout: std::time::Duration::from_secs(knobs.activation_timeout_seconds()),
             born_at_zero: knobs.initial_replicas == 0,
+            watched_since: self.watching_since,
         }
     }
 
@@ -414,6 +423,10 @@ impl Tracker {
         self.remember(|| history::Fed::Synced(stamp));
         self.synced = true;
         let mut out = Output::default();
+        if self.watching_since.is_none() {
+            self.watching_since = Some(stamp.wall);
+            out.watching_since = Some(stamp.wall);
+        }
         for o in std::mem::take(&mut self.restored_open) {
             if !self.continue_open(&o, stamp) {
                 out.open.push(OpenChange::Closed {

@@ -183,7 +183,12 @@ impl Engine {
                 loaded = &mut history => match loaded {
                     Some(h) => off_the_clock(|| {
                         tracker.merge_history(
-                            Stored { wakes: &h.wakes, open: &h.open, rests: &h.rests },
+                            Stored {
+                                wakes: &h.wakes,
+                                open: &h.open,
+                                rests: &h.rests,
+                                watching_since: h.watching_since,
+                            },
                             Stamp::now(Via::Listed),
                         )
                     }),
@@ -358,6 +363,9 @@ impl Engine {
         writes.extend(output.open.into_iter().map(Write::Open));
         if !output.rests.is_empty() {
             writes.push(Write::Rests(output.rests));
+        }
+        if let Some(since) = output.watching_since {
+            writes.push(Write::WatchingSince(since));
         }
         self.outbox.push(writes);
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +29,8 @@ pub struct History {
     pub open: Vec<OpenWake>,
     /// Each revision's last rest.
     pub rests: Vec<Rest>,
+    /// Since when the service has watched: its first process's first sync.
+    pub watching_since: Option<DateTime<Utc>>,
     /// The id of the newest stored row the history holds: followers read on from it.
     pub last_id: u64,
 }
@@ -54,10 +56,17 @@ pub async fn load(
         let wakes = store.wakes_since_upto(since, last_id).await?;
         let open = store.open_wakes().await?;
         let rests = store.rests().await?;
-        Ok((wakes, open, rests, last_id))
+        let watching_since = store.watching_since().await?;
+        Ok(History {
+            wakes,
+            open,
+            rests,
+            watching_since,
+            last_id,
+        })
     })
     .await?;
-    let (wakes, open, rests, last_id) = match read {
+    let stored = match read {
         Ok(read) => read,
         // A row this service cannot read: measuring goes on without the history rather
         // than waiting for a row that will never change.
@@ -65,11 +74,10 @@ pub async fn load(
             let why = ErrorChain(&e).to_string();
             tracing::error!(error = %why, "the stored history cannot be read; measuring without it");
             components.set_history(HistoryState::Failed { error: why });
-            return Some(overlay(Vec::new(), Vec::new(), Vec::new(), left));
+            return Some(overlay(History::default(), left));
         }
     };
-    let mut history = overlay(wakes, open, rests, left);
-    history.last_id = last_id;
+    let history = overlay(stored, left);
     tracing::info!(
         wakes = history.wakes.len(),
         underway = history.open.len(),
@@ -84,12 +92,14 @@ pub async fn load(
 }
 
 /// The spool's writes laid over the store's rows, in the order they were made.
-fn overlay(
-    mut wakes: Vec<WakeRecord>,
-    open: Vec<OpenWake>,
-    rests: Vec<Rest>,
-    left: Vec<Write>,
-) -> History {
+fn overlay(stored: History, left: Vec<Write>) -> History {
+    let History {
+        mut wakes,
+        open,
+        rests,
+        mut watching_since,
+        last_id,
+    } = stored;
     let mut rests: BTreeMap<String, Rest> = rests
         .into_iter()
         .map(|r| (r.revision_uid.clone(), r))
@@ -122,13 +132,17 @@ fn overlay(
             } => {
                 wakes.retain(|w| (&w.revision_uid, w.start_second) != (&revision_uid, start_second))
             }
+            Write::WatchingSince(since) => {
+                watching_since = Some(watching_since.map_or(since, |w| w.min(since)));
+            }
         }
     }
     History {
         wakes,
         open: underway.into_values().collect(),
         rests: rests.into_values().collect(),
-        last_id: 0,
+        watching_since,
+        last_id,
     }
 }
 
@@ -191,12 +205,11 @@ mod tests {
                 revision_uid: "c".into(),
             }),
         ];
-        let h = overlay(
-            Vec::new(),
-            vec![open("a", 10), open("d", 5)],
-            Vec::new(),
-            left,
-        );
+        let stored = History {
+            open: vec![open("a", 10), open("d", 5)],
+            ..History::default()
+        };
+        let h = overlay(stored, left);
         let uids: Vec<_> = h.open.iter().map(|o| o.revision_uid.as_str()).collect();
         assert_eq!(uids, ["b", "d"]);
     }
@@ -219,12 +232,11 @@ mod tests {
             Write::Rests(vec![rest("a", 4), rest("c", 2)]),
             Write::Rests(vec![rest("a", 6)]),
         ];
-        let h = overlay(
-            Vec::new(),
-            Vec::new(),
-            vec![rest("a", 2), rest("b", 2)],
-            left,
-        );
+        let stored = History {
+            rests: vec![rest("a", 2), rest("b", 2)],
+            ..History::default()
+        };
+        let h = overlay(stored, left);
         assert_eq!(h.rests, [rest("a", 6), rest("b", 2), rest("c", 2)]);
     }
 }

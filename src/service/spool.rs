@@ -37,6 +37,9 @@ pub enum Write {
     Opens(Vec<crate::measure::wake::OpenWake>),
     /// Revisions' last rests, each replacing what the store holds for its revision.
     Rests(Vec<crate::measure::wake::Rest>),
+    /// The service first synced then, as far as this process knows: the store keeps the
+    /// earliest it is told.
+    WatchingSince(chrono::DateTime<chrono::Utc>),
     /// A stored wake turned out to be a second record of another: delete it.
     Retract {
         revision_uid: String,

@@ -392,6 +392,7 @@ async fn write(store: &Store, w: &Write, replicated: bool) -> Result<(), StoreEr
         }
         Write::Open(change) => store.apply_open(change).await,
         Write::Rests(all) => store.put_rests(all).await,
+        Write::WatchingSince(since) => store.put_watching_since(*since).await,
         Write::Retract {
             revision_uid,
             start_second,

@@ -1,6 +1,8 @@
 //! Each revision's last rest (see [`crate::measure::wake::Rest`]): one row per revision,
-//! replaced whenever it changes, read once at start.
+//! replaced whenever it changes, read once at start. And since when the service has
+//! watched, which tells a restarted process which revisions were born in its time.
 
+use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::{Store, StoreError, time_of};
@@ -82,5 +84,28 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// Keeps `since` as when the service began watching, unless an earlier time is kept:
+    /// the earliest wins in the statement itself, so two processes telling theirs at once
+    /// leave the earlier.
+    pub async fn put_watching_since(&self, since: DateTime<Utc>) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO watching (id, since_ms) VALUES (1, $1) \
+             ON CONFLICT (id) DO UPDATE SET since_ms = excluded.since_ms \
+             WHERE excluded.since_ms < watching.since_ms",
+        )
+        .bind(since.timestamp_millis())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Since when the service has watched; None before its first sync.
+    pub async fn watching_since(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let ms: Option<i64> = sqlx::query_scalar("SELECT since_ms FROM watching WHERE id = 1")
+            .fetch_optional(self.pool())
+            .await?;
+        ms.map(|ms| time_of("watching.since_ms", ms)).transpose()
     }
 }

@@ -2565,5 +2565,61 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The API away over the initial start from the revision's creation, the service restarted
+        // as it comes back: no process saw the revision created, but it was created after the
+        // service first synced, which the store keeps, so its initial start is the service's.
+        Case {
+            seed: 22279708116865716,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Restart {
+                    at: 11970,
+                    down: 200,
+                },
+                Fault::Held {
+                    wake: 13763513758084498472,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+            ],
+        },
+        // As the last, the restart's lists finding the next wake already underway (the Deployment
+        // risen a third time, the PA queued after the start served): the initial start is recorded
+        // from the PA's initialization first, then the wake found underway.
+        Case {
+            seed: 2230359452053961266,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Served],
+            lag: [188, 20, 20, 0, 20],
+            faults: vec![
+                Fault::Restart {
+                    at: 14292,
+                    down: 752,
+                },
+                Fault::Held {
+                    wake: 5359850185722534682,
+                    before: 2715,
+                    after: 2148,
+                    delays: [0, 0, 386, 0, 11750],
+                },
+                Fault::Held {
+                    wake: 5892990621581579417,
+                    before: 2568,
+                    after: 1198,
+                    delays: [347, 3625, 486, 5572, 6128],
+                },
+            ],
+        },
     ]
 }

@@ -241,6 +241,8 @@ struct Service {
     open: BTreeMap<String, OpenWake>,
     /// Each revision's last rest, as the store keeps it.
     rests: BTreeMap<String, Rest>,
+    /// Since when the service has watched, as the store keeps it (the earliest told).
+    watching: Option<DateTime<Utc>>,
     /// What each stream has delivered since the service started, for "gone" on relist.
     known: BTreeMap<(Kind, String), Observation>,
     expected: Option<f64>,
@@ -299,6 +301,9 @@ impl Service {
         for r in out.rests {
             trace(at, &format!("  rest {:?}", r.at));
             self.rests.insert(r.revision_uid.clone(), r);
+        }
+        if let Some(since) = out.watching_since {
+            self.watching = Some(self.watching.map_or(since, |w| w.min(since)));
         }
         for o in out.open {
             trace(at, &format!("  open {o:?}"));
@@ -539,6 +544,7 @@ pub fn run(case: &Case) -> Ran {
         stored: BTreeMap::new(),
         open: BTreeMap::new(),
         rests: BTreeMap::new(),
+        watching: None,
         known: BTreeMap::new(),
         serving: Vec::new(),
         troubles: Vec::new(),
@@ -550,10 +556,11 @@ pub fn run(case: &Case) -> Ran {
         let stamp = svc.stamp(-5, Via::Listed);
         svc.tracker.merge_history(Stored::default(), stamp);
         svc.tracker.apply(cluster_settings(), stamp);
-        svc.tracker.mark_synced(stamp);
+        let out = svc.tracker.mark_synced(stamp);
+        svc.take(out, -5);
     }
     let mut down_until = i64::MIN;
-    let mut history: Option<(Vec<WakeRecord>, Vec<OpenWake>, Vec<Rest>)> = None;
+    let mut history: Option<Snapshot> = None;
     for (at, _, t, what) in all {
         match what {
             What::Obs(obs, via) => {
@@ -622,11 +629,11 @@ pub fn run(case: &Case) -> Ran {
                 svc.take(out, at);
             }
             What::History => {
-                if let Some((wakes, open, rests)) = history.take() {
+                if let Some(h) = history.take() {
                     trace(at, "history arrives");
                     let out = svc
                         .tracker
-                        .merge_history(stored(&wakes, &open, &rests), svc.stamp(at, Via::Listed));
+                        .merge_history(h.stored(), svc.stamp(at, Via::Listed));
                     trace(
                         at,
                         &format!(
@@ -643,28 +650,31 @@ pub fn run(case: &Case) -> Ran {
                 // The store answers before the service restarts again. Were it down across
                 // both lifetimes, the end of a wake underway at the first restart would be
                 // known only to the first lifetime's memory (docs/outages.md, "Limits, as measured").
-                if let Some((wakes, open, rests)) = history.take() {
+                if let Some(h) = history.take() {
                     trace(at, "history arrives, just before the next restart");
                     let out = svc
                         .tracker
-                        .merge_history(stored(&wakes, &open, &rests), svc.stamp(at, Via::Listed));
+                        .merge_history(h.stored(), svc.stamp(at, Via::Listed));
                     svc.take(out, at);
                 }
                 trace(at, "restart");
                 down_until = at;
                 svc.tracker = Tracker::new(settings());
                 svc.known.clear();
-                let wakes: Vec<WakeRecord> = svc.stored.values().cloned().collect();
-                let open: Vec<OpenWake> = svc.open.values().cloned().collect();
-                let rests: Vec<Rest> = svc.rests.values().cloned().collect();
+                let held_then = Snapshot {
+                    wakes: svc.stored.values().cloned().collect(),
+                    open: svc.open.values().cloned().collect(),
+                    rests: svc.rests.values().cloned().collect(),
+                    watching: svc.watching,
+                };
                 history = None;
                 if late {
                     // What the store held at the restart, as it reads it later.
-                    history = Some((wakes.clone(), open.clone(), rests.clone()));
+                    history = Some(held_then.clone());
                 } else if mid.is_none() {
                     let out = svc
                         .tracker
-                        .merge_history(stored(&wakes, &open, &rests), svc.stamp(at, Via::Listed));
+                        .merge_history(held_then.stored(), svc.stamp(at, Via::Listed));
                     svc.take(out, at);
                 }
                 svc.tracker
@@ -676,10 +686,9 @@ pub fn run(case: &Case) -> Ran {
                         for (i, kind) in KINDS.into_iter().enumerate() {
                             if i == listed {
                                 trace(at, "history arrives while the lists come in");
-                                let out = svc.tracker.merge_history(
-                                    stored(&wakes, &open, &rests),
-                                    svc.stamp(at, Via::Listed),
-                                );
+                                let out = svc
+                                    .tracker
+                                    .merge_history(held_then.stored(), svc.stamp(at, Via::Listed));
                                 svc.take(out, at);
                             }
                             svc.list(&world, Some(kind), at);
@@ -721,9 +730,25 @@ pub fn run(case: &Case) -> Ran {
     }
 }
 
-/// The store's rows as the tracker takes them.
-fn stored<'a>(wakes: &'a [WakeRecord], open: &'a [OpenWake], rests: &'a [Rest]) -> Stored<'a> {
-    Stored { wakes, open, rests }
+/// What the store held when a process restarted.
+#[derive(Clone)]
+struct Snapshot {
+    wakes: Vec<WakeRecord>,
+    open: Vec<OpenWake>,
+    rests: Vec<Rest>,
+    watching: Option<DateTime<Utc>>,
+}
+
+impl Snapshot {
+    /// The store's rows as the tracker takes them.
+    fn stored(&self) -> Stored<'_> {
+        Stored {
+            wakes: &self.wakes,
+            open: &self.open,
+            rests: &self.rests,
+            watching_since: self.watching,
+        }
+    }
 }
 
 fn trace(at: i64, what: &str) {

@@ -3,14 +3,16 @@
 //! A revision created while the API server was away from the service (or while no
 //! process ran) may start, serve and go back to zero before any list shows it: the
 //! first list then finds its PA at `NoTraffic`, its Deployment at the scale it was
-//! created with (or just scaled to zero), and its pod leaving, no longer ready. Nothing
+//! created with (or just scaled to zero), and its pod leaving, no longer ready; or the
+//! next wake already underway, the PA queued again after it served. Nothing
 //! streamed dates the serving; the PA's `ScaleTargetInitialized` does. Knative sets it
 //! True once, when the revision first has its initial scale ready, and never resets it,
 //! so its `lastTransitionTime` is the second the initial start served. The start is the
 //! revision's creation, as for every initial start. Only when a process of this service
 //! saw the revision created (the store keeps that sight as the revision's first rest),
-//! or a pod of it is still there to be listed: otherwise it is an old revision's, from
-//! before this service watched.
+//! it was created after the service first synced (the store keeps when), or a pod of it
+//! is still there to be listed: otherwise it is an old revision's, from before this
+//! service watched.
 
 use chrono::Duration;
 use scaling_facts_api::{Outcome, WakeKind};
@@ -21,7 +23,7 @@ use crate::measure::observe::Stamp;
 
 impl Machine {
     /// Records the initial start the PA says served, when nothing else of it was seen;
-    /// true if it did.
+    /// true if it did and nothing else is underway.
     pub(super) fn settle_initial_unseen(
         &mut self,
         now: Stamp,
@@ -65,7 +67,18 @@ impl Machine {
             .pods
             .iter()
             .any(|p| (created.timestamp() - 1..=served.timestamp()).contains(&p.created_second()));
-        if !first_period || !over || !(its_pod || self.seen_born) {
+        // (A creation is stamped to its second: one in the second the watching began may
+        // have been just after it.)
+        let ours = self.seen_born
+            || ctx
+                .watched_since
+                .is_some_and(|w| created.timestamp() >= w.timestamp());
+        // Or the next wake is underway already: the Deployment risen once more, the PA
+        // queued again since the initial start served. That wake is found underway next.
+        let next_underway = dep.generation == 3
+            && dep.replicas > 0
+            && pa.queued().is_some_and(|(since, _)| since > served);
+        if !(first_period && over || next_underway) || !(its_pod || ours) {
             return false;
         }
         self.open_as(WakeKind::Initial, At::back_from(now, created), ctx);
@@ -75,6 +88,6 @@ impl Machine {
         // Served within that second: its end bounds the serving.
         let end = At::by_stamp(now, served, Side::End);
         self.close(Some(Outcome::Served), end, now, out);
-        true
+        !next_underway
     }
 }

@@ -25,6 +25,7 @@ fn ctx() -> Ctx {
         born_at_zero: false,
         behind: false,
         pa_behind: false,
+        watched_since: None,
     }
 }
 

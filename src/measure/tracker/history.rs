@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 
 use super::{Output, Tracker, rev_entry};
 use crate::measure::observe::{Observation, Stamp};
@@ -94,6 +94,8 @@ pub struct Stored<'a> {
     pub wakes: &'a [WakeRecord],
     pub open: &'a [OpenWake],
     pub rests: &'a [Rest],
+    /// Since when the service has watched: its first process's first sync.
+    pub watching_since: Option<DateTime<Utc>>,
 }
 
 /// The most inputs kept for a replay: about 100,000 revisions' initial lists several
@@ -195,6 +197,7 @@ impl Tracker {
             open: got.open,
             retracted,
             rests: got.rests,
+            watching_since: got.watching_since,
         };
         // Each revision's wake underway is the new tracker's: every row this process or
         // the history holds is rewritten or closed.
@@ -240,8 +243,18 @@ impl Tracker {
 
     /// The history merged into this tracker as it is.
     fn merge_into(&mut self, stored_history: Stored<'_>, stamp: Stamp) -> Output {
-        let Stored { wakes, open, rests } = stored_history;
+        let Stored {
+            wakes,
+            open,
+            rests,
+            watching_since,
+        } = stored_history;
         let mut out = Output::default();
+        // The earliest wins: this process may have synced (and said so) before the store
+        // answered with an earlier process's.
+        if let Some(since) = watching_since {
+            self.watching_since = Some(self.watching_since.map_or(since, |w| w.min(since)));
+        }
         let mut stored: HashMap<&str, Vec<&WakeRecord>> = HashMap::new();
         for w in wakes {
             stored.entry(&w.revision_uid).or_default().push(w);
