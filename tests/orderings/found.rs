@@ -2621,5 +2621,44 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A failed wake the PA's backlog shows whole while the pods' watch is still down: Knative
+        // gave up, but why is the pods' to say. It waits for its verdict with the wakes that
+        // ended so, and the pods' backlog gives its reason, CrashLoopBackOff, not TimedOut.
+        Case {
+            seed: 16832571284602470945,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![
+                FailedCrash,
+                FailedTimedOut,
+                FailedTimedOut,
+                FailedUnschedulable,
+                FailedTimedOut,
+                FailedCrash,
+            ],
+            lag: [20, 138, 20, 298, 704],
+            faults: vec![
+                Fault::Resume {
+                    kind: 0,
+                    at: 80191,
+                    gap: 781,
+                },
+                Fault::Held {
+                    wake: 13657335414257809253,
+                    before: 113,
+                    after: 811,
+                    delays: [135, 297, 374, 0, 0],
+                },
+                Fault::Held {
+                    wake: 12744038225569511448,
+                    before: 2992,
+                    after: 1318,
+                    delays: [5848, 8545, 91, 0, 238],
+                },
+            ],
+        },
     ]
 }

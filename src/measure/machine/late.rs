@@ -8,13 +8,16 @@
 //! its `Queued` begins it, and the next transition ends it (`Active`: it served;
 //! `TimedOut`: Knative gave up; `NoTraffic` with neither: it was aborted). So a replayed PA
 //! rise dated before the open wake, after the last wake known and inside none waiting for
-//! its verdict, is noted here and recorded once the PA moves on. Its phases are unknown:
-//! the pods that would date them are gone.
+//! its verdict, is noted here and recorded once the PA moves on (or, unserved while a
+//! watch is still down, judged with the wakes waiting for their verdict, so that the
+//! pods' backlog can still say why). Its phases are unknown: the pods that would date
+//! them are gone.
 
 use scaling_facts_api::{Outcome, WakeKind};
 
 use super::dating::At;
 use super::evidence::gave_up;
+use super::judging::Unjudged;
 use super::{Ctx, Finished, Machine, Wake};
 
 impl Machine {
@@ -71,6 +74,18 @@ impl Machine {
         let mut w = Wake::new(0, WakeKind::Wake, start, ctx);
         w.queued = Some(q);
         w.evidence = true;
+        // A watch is still down: the pods' backlog may yet say why it did not serve. It
+        // waits for its verdict with the wakes that ended so, in the order they began.
+        if outcome != Outcome::Served && ctx.behind {
+            let gave_up = (outcome == Outcome::Failed).then_some(end);
+            let queue = self.unjudged.get_or_insert_default();
+            let at = (queue.iter())
+                .position(|u| u.wake.start_second() > q)
+                .unwrap_or(queue.len());
+            let wake = Box::new(w);
+            queue.insert(at, Unjudged { wake, end, gave_up });
+            return;
+        }
         let failure = (outcome == Outcome::Failed)
             .then(|| self.trouble_gone(q..=end.second()).unwrap_or_else(gave_up));
         out.extend(self.finish(&w, outcome, end, failure, (None, None)));
