@@ -2660,5 +2660,38 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The API away from the revision's creation until the next wake served, the service
+        // restarted then, its history arriving while the lists come in: a process saw the revision
+        // created, and the lists show the next wake serving. The initial start, over before it, is
+        // recorded first from the PA's initialization.
+        Case {
+            seed: 0,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 12856642718064707336,
+                    before: 0,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 10216402941803675357,
+                    before: 1943,
+                    after: 0,
+                    delays: [0, 0, 0, 0, 0],
+                },
+                Fault::MidListHistory {
+                    at: 16591,
+                    down: 200,
+                    listed: 1,
+                },
+            ],
+        },
     ]
 }

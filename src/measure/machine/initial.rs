@@ -23,12 +23,14 @@ use crate::measure::observe::Stamp;
 
 impl Machine {
     /// Records the initial start the PA says served, when nothing else of it was seen;
-    /// true if it did and nothing else is underway.
+    /// true if it did. `before_next`: only if the next wake is already underway (found
+    /// next, serving or not); else only if it is over and nothing followed it.
     pub(super) fn settle_initial_unseen(
         &mut self,
         now: Stamp,
         ctx: &Ctx,
         out: &mut Vec<Finished>,
+        before_next: bool,
     ) -> bool {
         if self.served_before || self.last.is_some() || self.born_at_zero || ctx.born_at_zero {
             return false;
@@ -78,7 +80,12 @@ impl Machine {
         let next_underway = dep.generation == 3
             && dep.replicas > 0
             && pa.queued().is_some_and(|(since, _)| since > served);
-        if !(first_period && over || next_underway) || !(its_pod || ours) {
+        let shown = if before_next {
+            next_underway
+        } else {
+            first_period && over
+        };
+        if !shown || !(its_pod || ours) {
             return false;
         }
         self.open_as(WakeKind::Initial, At::back_from(now, created), ctx);
@@ -88,6 +95,6 @@ impl Machine {
         // Served within that second: its end bounds the serving.
         let end = At::by_stamp(now, served, Side::End);
         self.close(Some(Outcome::Served), end, now, out);
-        !next_underway
+        true
     }
 }

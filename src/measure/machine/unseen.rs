@@ -20,10 +20,12 @@ impl Machine {
         quiet_falls: [Option<At>; 2],
         out: &mut Vec<Finished>,
     ) {
+        // The initial start went by unseen before the wake the objects show now.
+        self.settle_initial_unseen(now, ctx, out, true);
         if self.pods.iter().any(|p| p.snap.serving()) {
             return self.settle_serving(now, ctx, out);
         }
-        if self.settle_leaving(now, ctx, out) || self.settle_initial_unseen(now, ctx, out) {
+        if self.settle_leaving(now, ctx, out) || self.settle_initial_unseen(now, ctx, out, false) {
             return;
         }
         // Knative gave up on a wake while this process was not looking: its TimedOut is
