@@ -2693,5 +2693,37 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // Two whole wakes in the Deployment's backlog, one failed and one served, judged as the
+        // PA's backlog comes: its TimedOut says Knative gave up on the first, so the Active after
+        // the next Queued is the second's, not serving evidence of the first.
+        Case {
+            seed: 481581991962667554,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Aborted, FailedUnschedulable, Served, FailedPull],
+            lag: [38, 0, 1734, 20, 101],
+            faults: vec![
+                Fault::Relist {
+                    kind: 1,
+                    at: 135849,
+                    gap: 1117,
+                },
+                Fault::Held {
+                    wake: 12486644514322214368,
+                    before: 774,
+                    after: 1433,
+                    delays: [480, 0, 3157, 111, 9674],
+                },
+                Fault::Held {
+                    wake: 17923348087421914072,
+                    before: 1355,
+                    after: 2749,
+                    delays: [0, 0, 0, 0, 9487],
+                },
+            ],
+        },
     ]
 }

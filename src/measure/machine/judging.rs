@@ -174,6 +174,9 @@ impl Machine {
         // The end as now bounded: a `NoTraffic` may have brought it before the next
         // wake's pods.
         let end = u.end.second();
+        // Knative gave up on it: what turned ready after served a later wake (the PA's
+        // backlog may bring that wake's `Active` before this one is judged).
+        let given_up = u.gave_up.map_or(i64::MAX, |g| g.second());
         let made_by = made_by.min(end);
         let pods_by = if u.end.undated && self.behind {
             made_by.min(u.wake.start_second() + 1)
@@ -186,13 +189,13 @@ impl Machine {
             .filter(|p| !p.accounted && (floor..=pods_by).contains(&p.created_second()))
             .filter_map(|p| p.ready)
             .chain(self.gone_served(floor..=pods_by).map(|(_, ready)| ready))
-            .filter(|r| r.second() <= end + 1)
+            .filter(|r| r.second() <= (end + 1).min(given_up))
             .reduce(At::earliest);
         let pa = self
             .pa
             .as_ref()
             .and_then(|p| p.active())
-            .filter(|(since, _)| (floor..=end).contains(&since.timestamp()))
+            .filter(|(since, _)| (floor..=end.min(given_up)).contains(&since.timestamp()))
             .map(|(_, at)| at);
         let served = [pod, pa].into_iter().flatten().reduce(At::earliest);
         if served.is_none() && self.behind {
