@@ -2725,5 +2725,31 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The Revision's watch held until after the restart, so the first process measured none of
+        // the initial start; the restart's lists show the next wake already serving, the PA
+        // Active again since a second after its initialization. The initial start is recorded.
+        Case {
+            seed: 53452353402636546,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![ScaleUp],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 17529,
+                    down: 200,
+                    after: 0,
+                },
+                Fault::Held {
+                    wake: 12732833885008406376,
+                    before: 1,
+                    after: 0,
+                    delays: [0, 3522, 0, 0, 0],
+                },
+            ],
+        },
     ]
 }

@@ -75,11 +75,13 @@ impl Machine {
             || ctx
                 .watched_since
                 .is_some_and(|w| created.timestamp() >= w.timestamp());
-        // Or the next wake is underway already: the Deployment risen once more, the PA
-        // queued again since the initial start served. That wake is found underway next.
-        let next_underway = dep.generation == 3
-            && dep.replicas > 0
-            && pa.queued().is_some_and(|(since, _)| since > served);
+        // Or the next wake is underway already: the Deployment risen once more, the PA's
+        // `Active` changed since the initial start served (it went inactive and queued
+        // again, or already serves again). That wake is found underway next.
+        let moved_since = (pa.snap.active.as_ref())
+            .and_then(|c| c.since)
+            .is_some_and(|since| since.timestamp() > served.timestamp() + 1);
+        let next_underway = dep.generation == 3 && dep.replicas > 0 && moved_since;
         let shown = if before_next {
             next_underway
         } else {
