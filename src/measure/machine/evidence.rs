@@ -177,6 +177,11 @@ impl Autoscaler {
         self.active_since
     }
 
+    /// When `Active` last changed, whatever it says now: every wake moves it.
+    pub fn changed_since(&self) -> Option<DateTime<Utc>> {
+        self.snap.active.as_ref().and_then(|c| c.since)
+    }
+
     /// `Active=True`.
     pub fn active(&self) -> Option<(DateTime<Utc>, At)> {
         self.when(Activity::Active)

@@ -297,8 +297,7 @@ impl Machine {
         // condition every wake moves, changed after it ended.
         let pa_moved = |l: &Closed| {
             (self.pa.as_ref())
-                .and_then(|p| p.snap.active.as_ref())
-                .and_then(|c| c.since)
+                .and_then(Autoscaler::changed_since)
                 .is_none_or(|since| since.timestamp() > l.end_second + 1)
         };
         if self

@@ -78,8 +78,8 @@ impl Machine {
         // Or the next wake is underway already: the Deployment risen once more, the PA's
         // `Active` changed since the initial start served (it went inactive and queued
         // again, or already serves again). That wake is found underway next.
-        let moved_since = (pa.snap.active.as_ref())
-            .and_then(|c| c.since)
+        let moved_since = pa
+            .changed_since()
             .is_some_and(|since| since.timestamp() > served.timestamp() + 1);
         let next_underway = dep.generation == 3 && dep.replicas > 0 && moved_since;
         let shown = if before_next {
