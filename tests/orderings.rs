@@ -518,3 +518,41 @@ fn cases_found_before_stay_fixed() {
         }
     }
 }
+
+/// A census, not a check: with `ORDERINGS_CENSUS=N` (and `--ignored --nocapture`), draws
+/// N cases and runs them all, counting the failures by kind and writing each failing
+/// case to `ORDERINGS_CENSUS_DIR` (default `target/census`), so that a generator's
+/// failure rate can be read in one run rather than one shrunk case at a time.
+#[test]
+#[ignore = "a tool: run with ORDERINGS_CENSUS=N"]
+fn census() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let n: usize = std::env::var("ORDERINGS_CENSUS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000);
+    let dir = std::env::var("ORDERINGS_CENSUS_DIR").unwrap_or_else(|_| "target/census".into());
+    std::fs::create_dir_all(&dir).expect("census directory");
+    let mut runner = TestRunner::default();
+    let strategy = case();
+    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in 0..n {
+        let c = strategy.new_tree(&mut runner).expect("a case").current();
+        let Err(e) = check(&c) else { continue };
+        let message = e.to_string().replacen("Case failed: ", "", 1);
+        let kind = message
+            .split([' ', '{', ':'])
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ");
+        *kinds.entry(kind).or_default() += 1;
+        let text = format!("{c:#?}\n// {}\n", message.replace('\n', "\n// "));
+        std::fs::write(format!("{dir}/{i:06}.txt"), text).expect("census file");
+    }
+    let failed: usize = kinds.values().sum();
+    println!("census: {failed} of {n} failed");
+    for (kind, count) in kinds {
+        println!("  {count:6}  {kind}");
+    }
+}
