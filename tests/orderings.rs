@@ -378,19 +378,10 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
 }
 
 /// When a restart listed, with the API away from before the wake began (so the process
-/// it replaced saw nothing of it) until after the wake ended, every watch still held when
-/// that process went down.
+/// it replaced saw nothing of it) until after the wake ended: a process that died with
+/// every watch still held, whose successor listed after the wake.
 fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
-    let restarts: Vec<(i64, i64)> = case
-        .faults
-        .iter()
-        .filter_map(|f| match *f {
-            Fault::Restart { at, down }
-            | Fault::LateHistory { at, down, .. }
-            | Fault::MidListHistory { at, down, .. } => Some((at, down)),
-            _ => None,
-        })
-        .collect();
+    let restarts = replay::restarts(case, ran.synced);
     case.faults.iter().find_map(|f| match *f {
         Fault::Held {
             wake,
@@ -402,10 +393,8 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             let back = to + delays.iter().copied().min().unwrap_or(0);
             restarts
                 .iter()
-                .find(|(r, down)| {
-                    from < t.start && t.end <= *r && r - down < back && *r > ran.synced
-                })
-                .map(|(r, _)| *r)
+                .find(|r| from < t.start && t.end <= r.at && r.died < back)
+                .map(|r| r.at)
         }
         _ => None,
     })
@@ -522,22 +511,32 @@ fn cases_found_before_stay_fixed() {
 /// A census, not a check: with `ORDERINGS_CENSUS=N` (and `--ignored --nocapture`), draws
 /// N cases and runs them all, counting the failures by kind and writing each failing
 /// case to `ORDERINGS_CENSUS_DIR` (default `target/census`), so that a generator's
-/// failure rate can be read in one run rather than one shrunk case at a time.
+/// failure rate is read in one run rather than one shrunk case at a time. Case `i` is
+/// drawn from its own seed (`ORDERINGS_CENSUS_SEED`, default 0, and `i`), so
+/// `ORDERINGS_CENSUS_ONLY=i` runs it again alone, with `ORDERINGS_TRACE` if wanted.
 #[test]
 #[ignore = "a tool: run with ORDERINGS_CENSUS=N"]
 fn census() {
     use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let n: usize = std::env::var("ORDERINGS_CENSUS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000);
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let n = var("ORDERINGS_CENSUS").unwrap_or(1_000);
+    let base = var("ORDERINGS_CENSUS_SEED").unwrap_or(0);
+    let only = var("ORDERINGS_CENSUS_ONLY");
     let dir = std::env::var("ORDERINGS_CENSUS_DIR").unwrap_or_else(|_| "target/census".into());
     std::fs::create_dir_all(&dir).expect("census directory");
-    let mut runner = TestRunner::default();
     let strategy = case();
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
-    for i in 0..n {
+    let indices = match only {
+        Some(i) => i..i + 1,
+        None => 0..n,
+    };
+    for i in indices {
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&base.to_le_bytes());
+        seed[8..16].copy_from_slice(&i.to_le_bytes());
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+        let mut runner = TestRunner::new_with_rng(Config::default(), rng);
         let c = strategy.new_tree(&mut runner).expect("a case").current();
         let Err(e) = check(&c) else { continue };
         let message = e.to_string().replacen("Case failed: ", "", 1);

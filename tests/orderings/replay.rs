@@ -52,8 +52,15 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// One stream's deliveries, in stream order: (arrival, write time, what).
-fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i64, What)> {
+/// One stream's deliveries, in stream order: (arrival, write time, what). `restarts` are
+/// the process's restarts that count ([`restarts`]).
+fn stream(
+    world: &World,
+    kind: Kind,
+    case: &Case,
+    restarts: &[Restarted],
+    rng: &mut u64,
+) -> Vec<(i64, i64, What)> {
     let k = kind as usize;
     let mut out: Vec<(i64, i64, What)> = Vec::new();
     let writes: Vec<&world::Write> = world.writes.iter().filter(|w| w.kind == kind).collect();
@@ -120,6 +127,14 @@ fn stream(world: &World, kind: Kind, case: &Case, rng: &mut u64) -> Vec<(i64, i6
             .iter()
             .any(|i| matches!(i.2, What::List(_)) && i.0 > from && i.1 <= back)
         {
+            continue;
+        }
+        // A process that dies while its watch is held takes the watch with it: its
+        // successor lists once the API answers and watches from there, fresh. What was
+        // written until then is in that list (or lost while no process ran).
+        if let Some(r) = restarts.iter().find(|r| from < r.at && r.died < back) {
+            out.retain(|item| !(item.0 > from && item.1 <= r.at));
+            out.push((from + 1, from, What::Down(kind)));
             continue;
         }
         for item in out.iter_mut() {
@@ -205,6 +220,40 @@ fn answered(case: &Case, world: &World, kind: usize, t: i64) -> i64 {
         t = to + delays[kind];
     }
     t
+}
+
+/// A restart of the service that counts (one killed before its first sync is as if the
+/// service had started later): when the process died, and when its successor lists.
+#[derive(Debug, Clone, Copy)]
+pub struct Restarted {
+    /// When the process went down.
+    pub died: i64,
+    /// When the new process lists and watches from. Inside a [`Fault::Held`] window, at
+    /// once too: that outage is of the old process's own connection (a cut network),
+    /// which a process rescheduled elsewhere does not share.
+    pub at: i64,
+    late: Option<i64>,
+    mid: Option<usize>,
+}
+
+/// The case's restarts that count, given when the service first synced.
+pub fn restarts(case: &Case, started: i64) -> Vec<Restarted> {
+    case.faults
+        .iter()
+        .filter_map(|f| match *f {
+            Fault::Restart { at, down } => Some((at, down, None, None)),
+            Fault::LateHistory { at, down, after } => Some((at, down, Some(after), None)),
+            Fault::MidListHistory { at, down, listed } => Some((at, down, None, Some(listed))),
+            _ => None,
+        })
+        .filter(|(at, down, ..)| at - down > started)
+        .map(|(at, down, late, mid)| Restarted {
+            died: at - down,
+            at,
+            late,
+            mid,
+        })
+        .collect()
 }
 
 /// A small deterministic generator for lags, so that a case reproduces from its seed.
@@ -458,23 +507,20 @@ pub fn run(case: &Case) -> Ran {
         })
         .collect();
     let listed_at = |k: usize| listed[k];
-    // When each kind's watch is held ([`Fault::Held`]): (kind, from, back). A restart
-    // inside one finds that watch down too; a stream that relisted in the window is not
-    // held (see [`stream`]), so this is taken from what each stream does.
-    let mut held: Vec<(Kind, i64, i64)> = Vec::new();
+    let started = (0..KINDS.len())
+        .filter_map(listed_at)
+        .max()
+        .unwrap_or(i64::MIN);
+    let restarts = restarts(case, started);
     for kind in KINDS {
         let k = kind as usize;
-        for (arrival, t, what) in stream(&world, kind, case, &mut rng) {
+        for (arrival, t, what) in stream(&world, kind, case, &restarts, &mut rng) {
             // A watch fails when its connection breaks, whatever it had in flight.
+            // (Sent just after its last delivery: a restart at that instant lists before
+            // its own watch fails.)
             if let What::Down(_) = what {
-                held.push((kind, t, i64::MAX));
-                all.push((t + 1, k, t, what));
+                all.push((t + 1, k, t + 1, what));
                 continue;
-            }
-            if let What::Back(_) = what
-                && let Some(span) = held.iter_mut().rev().find(|h| h.0 == kind)
-            {
-                span.2 = t;
             }
             if listed_at(k).is_some_and(|l| t <= l) {
                 continue;
@@ -485,32 +531,21 @@ pub fn run(case: &Case) -> Ran {
             all.push((l, k, l, What::List(kind)));
         }
     }
-    let started = (0..KINDS.len())
-        .filter_map(listed_at)
-        .max()
-        .unwrap_or(i64::MIN);
     if let Some(f) = case.first_start {
         // Just before the lists of its first instant.
         all.push((f.at - 1, 8, f.at, What::Start));
         all.push((started, 12, started, What::Synced));
     }
-    // Killed before its first sync, it had stored nothing: as if it started later.
-    for f in &case.faults {
-        let (at, down, late, mid) = match *f {
-            Fault::Restart { at, down } => (at, down, None, None),
-            Fault::LateHistory { at, down, after } => (at, down, Some(after), None),
-            Fault::MidListHistory { at, down, listed } => (at, down, None, Some(listed)),
-            _ => continue,
-        };
-        // A restart lists at once even inside a `Held` window: that outage is of the
-        // process's own connection (a cut network), which a process rescheduled elsewhere
-        // does not share.
-        if at - down <= started {
-            continue; // killed before its first sync: as if it had not started yet
-        }
+    for r in &restarts {
+        let Restarted {
+            died,
+            at,
+            late,
+            mid,
+        } = *r;
         // Lost while down; what was sent before the restart is in its relist.
         all.retain(|(arrival, _, t, _)| {
-            !(*arrival > at - down && *arrival <= at || *arrival > at && *t <= at)
+            !(*arrival > died && *arrival <= at || *arrival > at && *t <= at)
         });
         all.push((
             at,
@@ -693,18 +728,6 @@ pub fn run(case: &Case) -> Ran {
                             }
                             svc.list(&world, Some(kind), at);
                         }
-                    }
-                }
-                // Inside a `Held` window the watches that follow the lists fail at once,
-                // and come back with their kind's backlog.
-                for kind in KINDS {
-                    if held
-                        .iter()
-                        .any(|(k, from, back)| *k == kind && *from <= at && at < *back)
-                    {
-                        trace(at, &format!("watch of {kind:?} down"));
-                        svc.tracker
-                            .watch_down(kind_name(kind), svc.stamp(at, Via::Watched));
                     }
                 }
                 let out = svc.tracker.mark_synced(svc.stamp(at, Via::Listed));
