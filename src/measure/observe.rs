@@ -278,3 +278,16 @@ pub enum Observation {
         data: BTreeMap<String, String>,
     },
 }
+
+impl Observation {
+    /// The revision a Deployment, PodAutoscaler or pod observation is of.
+    pub fn revision_uid(&self) -> Option<&str> {
+        match self {
+            Observation::Deployment { revision_uid, .. }
+            | Observation::Autoscaler { revision_uid, .. }
+            | Observation::Pod { revision_uid, .. }
+            | Observation::PodGone { revision_uid, .. } => Some(revision_uid),
+            _ => None,
+        }
+    }
+}

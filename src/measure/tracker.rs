@@ -11,7 +11,9 @@ mod follow;
 pub use follow::one_wake;
 pub use history::{Stored, end_ms};
 mod history;
+mod hold;
 mod lists;
+mod merge;
 mod pending;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -170,6 +172,8 @@ pub struct Tracker {
     /// Revisions deleted while a measuring watch was down: removed once it is back, so
     /// that their objects' backlog is measured first.
     gone_later: Vec<String>,
+    /// What arrived for revisions while a watch was down ([`hold`]).
+    held: hold::Held,
 }
 
 /// What changed for the book since the last call.
@@ -273,6 +277,7 @@ impl Tracker {
                 return out;
             }
             Observation::Revision(r) => {
+                self.hold(&r.uid.clone(), &Observation::Revision(r.clone()), stamp);
                 let uid = self.revision_seen(r, stamp);
                 self.replay_pending(&uid, &mut out);
                 uid
@@ -289,10 +294,14 @@ impl Tracker {
             obs @ (Observation::Deployment { .. }
             | Observation::Autoscaler { .. }
             | Observation::Pod { .. }
-            | Observation::PodGone { .. }) => match self.take_in(obs, stamp) {
-                Some(uid) => uid,
-                None => return out,
-            },
+            | Observation::PodGone { .. }) => {
+                let uid = obs.revision_uid().unwrap_or_default().to_owned();
+                self.hold(&uid, &obs, stamp);
+                match self.take_in(obs, stamp) {
+                    Some(uid) => uid,
+                    None => return out,
+                }
+            }
         };
         if self.synced && !self.defer(&uid, stamp) {
             self.evaluate(&uid, stamp, &mut out);
@@ -303,6 +312,7 @@ impl Tracker {
     /// A revision is deleted: its wake underway goes from the store, its release's facts
     /// change.
     fn revision_gone(&mut self, uid: &str, out: &mut Output) {
+        self.held.remove(uid);
         if let Some(rev) = self.revisions.remove(uid) {
             if rev.stored_open.is_some() {
                 out.open.push(OpenChange::Closed {
@@ -410,6 +420,9 @@ impl Tracker {
                     self.live.push(record.clone());
                 }
             }
+            if let Some(shadow) = self.held.get_mut(uid) {
+                shadow.provisional(&record);
+            }
             out.wakes.push(Recorded {
                 service: service.clone(),
                 wake: record,
@@ -490,7 +503,10 @@ impl Tracker {
     pub fn tick(&mut self, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Tick(stamp));
         self.causes.expire(stamp.wall);
-        let mut out = self.evaluate_waking(stamp);
+        // A watch down too long holds nothing any more.
+        let mut out = Output::default();
+        self.release_held(stamp, &mut out);
+        out.extend(self.evaluate_waking(stamp));
         // A watch down too long no longer holds anything back.
         self.gone_now(stamp, &mut out);
         out

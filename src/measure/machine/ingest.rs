@@ -26,6 +26,17 @@ impl Machine {
         self.created = Some(created);
     }
 
+    /// The Deployment's replicas and the PA's desired scale, as last seen.
+    pub fn scales(&self) -> (Option<u32>, Option<i32>) {
+        (
+            self.deployment.map(|d| d.replicas),
+            self.pa
+                .as_ref()
+                .and_then(|p| p.snap.desired)
+                .filter(|d| *d >= 0),
+        )
+    }
+
     pub fn set_deployment(&mut self, dep: DeploymentSnap, stamp: Stamp) {
         let prev = self.deployment;
         if prev.is_some_and(|p| dep.version != 0 && dep.version <= p.version) {

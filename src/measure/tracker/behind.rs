@@ -24,6 +24,9 @@ pub const MAX_BEHIND: Duration = Duration::from_secs(120);
 /// or given up): their watches hold judgement while down. A Deployment says only that
 /// pods are wanted, and a revision's objects wait for its Revision anyway.
 const MEASURED: [&str; 2] = [PODAUTOSCALERS, "pods"];
+/// The kinds of a revision's objects: while one's watch is down, what arrives of the
+/// others is measured provisionally, then again once it is back ([`super::hold`]).
+const OBJECTS: [&str; 3] = [PODAUTOSCALERS, "pods", "deployments"];
 /// The PodAutoscalers' kind: while its watch is down, the PA's state the machine holds
 /// may be older than the other streams'.
 pub const PODAUTOSCALERS: &str = "podautoscalers";
@@ -50,6 +53,11 @@ impl Behind {
         MEASURED.iter().any(|kind| self.kind(kind, now))
     }
 
+    /// Whether what arrives for revisions is measured provisionally ([`super::hold`]).
+    pub fn holding(&self, now: Instant) -> bool {
+        OBJECTS.iter().any(|kind| self.kind(kind, now))
+    }
+
     /// Whether the watch of `kind` is down at `now`, and not for too long.
     pub fn kind(&self, kind: &str, now: Instant) -> bool {
         self.down.get(kind).is_some_and(|since| {
@@ -70,23 +78,25 @@ impl Tracker {
     /// The watch of `kind` failed: what it would have shown is on its way.
     pub fn watch_down(&mut self, kind: &'static str, stamp: Stamp) {
         self.remember(|| history::Fed::Down(kind, stamp));
-        if MEASURED.contains(&kind) {
+        if OBJECTS.contains(&kind) {
             self.behind.down.entry(kind).or_insert(stamp.mono);
         }
     }
 
     /// The watch of `kind` is back with its backlog (or its relist is complete). Once no
-    /// watch is down, the wakes held back are judged.
+    /// watch of revisions' objects is down, what was measured provisionally is measured
+    /// again; once no measuring watch is, the wakes held back are judged.
     pub fn watch_back(&mut self, kind: &'static str, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Back(kind, stamp));
+        let mut out = Output::default();
         if self.behind.down.remove(kind).is_none() {
-            return Output::default();
+            return out;
         }
-        if !self.behind.down.is_empty() {
-            return Output::default();
+        self.release_held(stamp, &mut out);
+        if !self.behind.any(stamp.mono) {
+            out.extend(self.evaluate_waking(stamp));
+            self.gone_now(stamp, &mut out);
         }
-        let mut out = self.evaluate_waking(stamp);
-        self.gone_now(stamp, &mut out);
         out
     }
 

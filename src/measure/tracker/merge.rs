@@ -1,0 +1,176 @@
+//! The one order a revision's held observations are taken in once every watch is back
+//! ([`super::hold`]): each stream's own order kept, the streams merged by the times the
+//! objects give. Pure: observations and stamps in, indices out.
+
+use crate::measure::observe::{Container, Observation, Stamp, Via};
+
+/// What a revision's Deployment and PodAutoscaler last showed before the hold: replicas
+/// and desired scale, when known.
+pub type Scales = (Option<u32>, Option<i32>);
+
+/// The streams a revision's observations come on.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Kind {
+    // At one time, a pod goes before the PA: a pod turns ready before Knative marks the
+    // revision active for it.
+    Deployment = 0,
+    Pod = 1,
+    Autoscaler = 2,
+    Revision = 3,
+}
+
+/// A scale going to or from zero.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Turn {
+    Rise,
+    Fall,
+}
+
+/// The order to take one revision's held observations in: indices into `held`, each
+/// stream's own order kept.
+pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
+    // Each stream's items: (index, key in ms, tie), tie placing a Deployment's rise just
+    // before the PA's and its fall just after.
+    let mut streams: [Vec<(usize, i64, i8)>; 4] = Default::default();
+    let (mut replicas, mut desired) = prior;
+    let mut pa_turns: Vec<(Turn, i64)> = Vec::new();
+    let mut dep_turns: Vec<(bool, Option<Turn>)> = Vec::new();
+    let mut last = [i64::MIN; 4];
+    for (i, (obs, stamp)) in held.iter().enumerate() {
+        let kind = match obs {
+            Observation::Deployment { .. } => Kind::Deployment,
+            Observation::Autoscaler { .. } => Kind::Autoscaler,
+            Observation::Revision(_) => {
+                // Its name, creation and settings: before everything it is the revision of.
+                streams[Kind::Revision as usize].push((i, i64::MIN, i8::MIN));
+                continue;
+            }
+            _ => Kind::Pod,
+        };
+        let k = kind as usize;
+        let own = if stamp.via == Via::Watched {
+            Some(stamp.wall.timestamp_millis())
+        } else {
+            newest_stamp(obs)
+        };
+        let key = own.unwrap_or(last[k]).max(last[k]);
+        match obs {
+            Observation::Deployment { dep, .. } => {
+                let turn = turn(replicas.map(|r| r > 0), dep.replicas > 0);
+                replicas = Some(dep.replicas);
+                // A live one has its own place; a replayed one is paired below.
+                dep_turns.push((stamp.via == Via::Watched, turn));
+                streams[k].push((i, key, 0));
+                last[k] = key;
+                continue;
+            }
+            Observation::Autoscaler { pa, .. } => {
+                let now = pa.desired.filter(|d| *d >= 0);
+                if let Some(now) = now {
+                    if let Some(t) = turn(desired.map(|d| d > 0), now > 0) {
+                        pa_turns.push((t, key));
+                    }
+                    desired = Some(now);
+                }
+            }
+            _ => {}
+        }
+        last[k] = key;
+        streams[k].push((i, key, 0));
+    }
+    place_deployment(
+        &mut streams[Kind::Deployment as usize],
+        &dep_turns,
+        &pa_turns,
+    );
+    merge(streams)
+}
+
+/// A scale going from `before` (wanting pods or not; unknown: no turn) to `now`.
+fn turn(before: Option<bool>, now: bool) -> Option<Turn> {
+    match (before?, now) {
+        (false, true) => Some(Turn::Rise),
+        (true, false) => Some(Turn::Fall),
+        _ => None,
+    }
+}
+
+/// Places each replayed Deployment rise and fall with the PA's turn of the same rank, and
+/// what comes between with the turn before it; from a turn the PA has no match for on,
+/// everything goes last. A live one keeps its arrival, and takes its rank's PA turn.
+fn place_deployment(
+    stream: &mut [(usize, i64, i8)],
+    items: &[(bool, Option<Turn>)],
+    pa: &[(Turn, i64)],
+) {
+    let mut rises = pa.iter().filter(|t| t.0 == Turn::Rise).map(|t| t.1);
+    let mut falls = pa.iter().filter(|t| t.0 == Turn::Fall).map(|t| t.1);
+    let (mut key, mut tie) = (i64::MIN, 0i8);
+    for (item, (live, turn)) in stream.iter_mut().zip(items) {
+        let paired = match turn {
+            Some(Turn::Rise) => Some(rises.next().map(|k| (k, -1))),
+            Some(Turn::Fall) => Some(falls.next().map(|k| (k, 1))),
+            None => None,
+        };
+        if key == i64::MAX {
+            // Unmatched before: last, in order.
+        } else if *live {
+            (key, tie) = (item.1.max(key), 0);
+        } else {
+            match paired {
+                Some(Some((k, t))) => (key, tie) = (k.max(key), t),
+                Some(None) => (key, tie) = (i64::MAX, 0),
+                None => {}
+            }
+        }
+        item.1 = key;
+        item.2 = tie;
+    }
+}
+
+/// Merges the streams by (key, tie, stream), each in its own order.
+fn merge(streams: [Vec<(usize, i64, i8)>; 4]) -> Vec<usize> {
+    let mut heads = [0usize; 4];
+    let mut out = Vec::with_capacity(streams.iter().map(Vec::len).sum());
+    loop {
+        let next = (0..4)
+            .filter(|s| heads[*s] < streams[*s].len())
+            .min_by_key(|s| {
+                let (_, key, tie) = streams[*s][heads[*s]];
+                (key, tie, *s)
+            });
+        let Some(s) = next else { break };
+        out.push(streams[s][heads[s]].0);
+        heads[s] += 1;
+    }
+    out
+}
+
+/// The newest timestamp an object's state carries, in ms: it was written at or after it.
+fn newest_stamp(obs: &Observation) -> Option<i64> {
+    let stamps: Vec<Option<chrono::DateTime<chrono::Utc>>> = match obs {
+        Observation::Autoscaler { pa, .. } => vec![
+            pa.active.as_ref().and_then(|c| c.since),
+            pa.initialized_since,
+        ],
+        Observation::Pod { pod, .. } => vec![
+            Some(pod.created),
+            pod.deleting,
+            pod.scheduled.as_ref().and_then(|c| c.since),
+            pod.ready.as_ref().and_then(|c| c.since),
+            match pod.container {
+                Container::Running { started_at } => started_at,
+                _ => None,
+            },
+        ],
+        _ => return None,
+    };
+    stamps
+        .into_iter()
+        .flatten()
+        .map(|t| t.timestamp_millis())
+        .max()
+}
+
+#[cfg(test)]
+mod tests;

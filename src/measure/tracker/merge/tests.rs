@@ -1,0 +1,144 @@
+//! The merge order on hand-made backlogs: each kind's burst arriving whole, seconds apart.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use super::order;
+use crate::measure::observe::{
+    Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, Stamp, Via,
+};
+
+fn at(second: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_800_000_000 + second, 0).unwrap()
+}
+
+/// Arrived at `ms` after the start.
+fn stamp(ms: u64, via: Via) -> Stamp {
+    Stamp {
+        mono: Instant::now() + Duration::from_millis(ms),
+        wall: at(0) + chrono::Duration::milliseconds(ms as i64),
+        via,
+    }
+}
+
+fn pa(desired: i32, reason: &str, status: CondStatus, since: i64) -> Observation {
+    Observation::Autoscaler {
+        revision_uid: "uid".into(),
+        pa: PaSnap {
+            version: 0,
+            desired: Some(desired),
+            actual: Some(0),
+            active: Some(Cond {
+                status,
+                reason: (!reason.is_empty()).then(|| reason.into()),
+                message: None,
+                since: Some(at(since)),
+            }),
+            initialized: true,
+            initialized_since: None,
+        },
+    }
+}
+
+fn dep(replicas: u32) -> Observation {
+    Observation::Deployment {
+        revision_uid: "uid".into(),
+        dep: DeploymentSnap {
+            version: 0,
+            replicas,
+            generation: 2,
+        },
+    }
+}
+
+fn pod(name: &str, created: i64, ready: Option<i64>, deleting: Option<i64>) -> Observation {
+    Observation::Pod {
+        revision_uid: "uid".into(),
+        pod: PodSnap {
+            name: name.into(),
+            version: 0,
+            created: at(created),
+            deleting: deleting.map(at),
+            running: ready.is_some(),
+            scheduled: None,
+            ready: ready.map(|s| Cond {
+                status: CondStatus::True,
+                reason: None,
+                message: None,
+                since: Some(at(s)),
+            }),
+            container: Container::Absent,
+            restarts: 0,
+            last_exit_code: None,
+        },
+    }
+}
+
+/// The observations in the order given.
+fn ordered(held: &[(Observation, Stamp)], prior: (Option<u32>, Option<i32>)) -> Vec<usize> {
+    order(held.iter().map(|(o, s)| (o, *s)).collect(), prior)
+}
+
+#[test]
+fn a_pods_backlog_that_comes_first_waits_for_the_pa_wake_it_belongs_to() {
+    let late = |ms| stamp(ms, Via::Resumed);
+    // The pods' watch is back first, with two wakes' pods; the PA's 8 s later.
+    let held = vec![
+        (pod("a", 3, None, Some(5)), late(40_000)),
+        (pod("b", 7, Some(9), None), late(40_000)),
+        (pa(1, "Queued", CondStatus::Unknown, 3), late(48_000)),
+        (pa(0, "NoTraffic", CondStatus::False, 5), late(48_000)),
+        (pa(1, "Queued", CondStatus::Unknown, 7), late(48_000)),
+        (pa(1, "", CondStatus::True, 9), late(48_000)),
+    ];
+    // The first wake's start, its pod, its end; then the next wake's start, its pod
+    // ready, the PA active.
+    assert_eq!(ordered(&held, (Some(0), Some(0))), vec![2, 0, 3, 4, 1, 5]);
+}
+
+#[test]
+fn a_replayed_deployment_scale_goes_with_the_pa_turn_of_its_rank() {
+    let late = |ms| stamp(ms, Via::Resumed);
+    let held = vec![
+        (pa(1, "Queued", CondStatus::Unknown, 3), late(40_000)),
+        (pa(0, "NoTraffic", CondStatus::False, 5), late(40_000)),
+        (pa(1, "Queued", CondStatus::Unknown, 7), late(40_000)),
+        (dep(1), late(52_000)),
+        (dep(0), late(52_000)),
+        (dep(1), late(52_000)),
+        (dep(3), late(52_000)),
+    ];
+    // Each rise just before the PA's, the fall just after; the scale-up that follows a
+    // rise stays with it.
+    assert_eq!(
+        ordered(&held, (Some(0), Some(0))),
+        vec![3, 0, 1, 4, 5, 6, 2]
+    );
+}
+
+#[test]
+fn a_deployment_turn_the_pa_backlog_does_not_show_goes_last() {
+    let late = |ms| stamp(ms, Via::Resumed);
+    let held = vec![
+        (dep(1), late(30_000)),
+        (pod("a", 3, None, None), late(31_000)),
+    ];
+    assert_eq!(ordered(&held, (Some(0), Some(0))), vec![1, 0]);
+}
+
+#[test]
+fn live_arrivals_keep_their_place_and_no_stream_is_reordered() {
+    let held = vec![
+        // A pod's backlog with an old stamp, then the same watch streaming live.
+        (pod("a", 20, None, None), stamp(21_000, Via::Resumed)),
+        (pod("b", 2, None, None), stamp(21_500, Via::Watched)),
+        // The PA's backlog, arriving after, dated in between.
+        (
+            pa(1, "Queued", CondStatus::Unknown, 21),
+            stamp(30_000, Via::Resumed),
+        ),
+    ];
+    // Pod "b" keeps its place behind "a" on its own stream, whatever its stamp says.
+    assert_eq!(ordered(&held, (Some(0), Some(0))), vec![0, 2, 1]);
+}
