@@ -516,13 +516,14 @@ pub fn run(case: &Case) -> Ran {
         let k = kind as usize;
         for (arrival, t, what) in stream(&world, kind, case, &restarts, &mut rng) {
             // A watch fails when its connection breaks, whatever it had in flight.
+            // Before the first start's list, no process had a watch to fail.
+            if listed_at(k).is_some_and(|l| t <= l) {
+                continue;
+            }
             // (Sent just after its last delivery: a restart at that instant lists before
             // its own watch fails.)
             if let What::Down(_) = what {
                 all.push((t + 1, k, t + 1, what));
-                continue;
-            }
-            if listed_at(k).is_some_and(|l| t <= l) {
                 continue;
             }
             all.push((arrival, k, t, what));
