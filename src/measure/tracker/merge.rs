@@ -48,7 +48,10 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
             _ => Kind::Pod,
         };
         let k = kind as usize;
-        let own = if stamp.via == Via::Watched {
+        // A live event happened at its arrival, a list's state held then; a replay
+        // happened at or after its newest timestamp.
+        let placed = stamp.via != Via::Resumed;
+        let own = if placed {
             Some(stamp.wall.timestamp_millis())
         } else {
             newest_stamp(obs)
@@ -58,8 +61,8 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
             Observation::Deployment { dep, .. } => {
                 let turn = turn(replicas.map(|r| r > 0), dep.replicas > 0);
                 replicas = Some(dep.replicas);
-                // A live one has its own place; a replayed one is paired below.
-                dep_turns.push((stamp.via == Via::Watched, turn));
+                // A live or listed one has its own place; a replayed one is paired below.
+                dep_turns.push((placed, turn));
                 streams[k].push((i, key, 0));
                 last[k] = key;
                 continue;
@@ -97,7 +100,7 @@ fn turn(before: Option<bool>, now: bool) -> Option<Turn> {
 
 /// Places each replayed Deployment rise and fall with the PA's turn of the same rank, and
 /// what comes between with the turn before it; from a turn the PA has no match for on,
-/// everything goes last. A live one keeps its arrival, and takes its rank's PA turn.
+/// everything goes last. A live or listed one keeps its arrival, and takes its rank's PA turn.
 fn place_deployment(
     stream: &mut [(usize, i64, i8)],
     items: &[(bool, Option<Turn>)],
@@ -106,7 +109,7 @@ fn place_deployment(
     let mut rises = pa.iter().filter(|t| t.0 == Turn::Rise).map(|t| t.1);
     let mut falls = pa.iter().filter(|t| t.0 == Turn::Fall).map(|t| t.1);
     let (mut key, mut tie) = (i64::MIN, 0i8);
-    for (item, (live, turn)) in stream.iter_mut().zip(items) {
+    for (item, (placed, turn)) in stream.iter_mut().zip(items) {
         let paired = match turn {
             Some(Turn::Rise) => Some(rises.next().map(|k| (k, -1))),
             Some(Turn::Fall) => Some(falls.next().map(|k| (k, 1))),
@@ -114,7 +117,7 @@ fn place_deployment(
         };
         if key == i64::MAX {
             // Unmatched before: last, in order.
-        } else if *live {
+        } else if *placed {
             (key, tie) = (item.1.max(key), 0);
         } else {
             match paired {
