@@ -137,8 +137,15 @@ fn stream(
             out.push((from + 1, from, What::Down(kind)));
             continue;
         }
+        // What was in flight at the cut, and everything its stream sent after it.
+        let first = out
+            .iter()
+            .filter(|i| i.0 > from && i.1 <= back)
+            .map(|i| i.1)
+            .min()
+            .unwrap_or(i64::MAX);
         for item in out.iter_mut() {
-            if item.0 > from && item.1 <= back {
+            if (item.0 > from || item.1 >= first) && item.1 <= back {
                 item.0 = item.0.max(back);
                 if let What::Obs(_, via) = &mut item.2 {
                     *via = Via::Resumed;
