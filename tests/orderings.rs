@@ -12,7 +12,9 @@
 //!
 //! `cargo test --test orderings` runs 2,000 cases; more with
 //! `PROPTEST_CASES=100000 cargo test --release --test orderings`. A failure prints the
-//! shrunk case, whose `seed` reproduces it: add it to [`found`].
+//! shrunk case, whose `seed` reproduces it: add it to [`found`]. The `census` runs 1,000
+//! more, seeded the same in every run, and counts what fails rather than stopping at the
+//! first.
 
 #[path = "orderings/found.rs"]
 mod found;
@@ -508,14 +510,15 @@ fn cases_found_before_stay_fixed() {
     }
 }
 
-/// A census, not a check: with `ORDERINGS_CENSUS=N` (and `--ignored --nocapture`), draws
-/// N cases and runs them all, counting the failures by kind and writing each failing
-/// case to `ORDERINGS_CENSUS_DIR` (default `target/census`), so that a generator's
-/// failure rate is read in one run rather than one shrunk case at a time. Case `i` is
-/// drawn from its own seed (`ORDERINGS_CENSUS_SEED`, default 0, and `i`), so
-/// `ORDERINGS_CENSUS_ONLY=i` runs it again alone, with `ORDERINGS_TRACE` if wanted.
+/// A census of seeded draws: `ORDERINGS_CENSUS=N` cases (1,000 unless told), each drawn
+/// from its own seed (`ORDERINGS_CENSUS_SEED`, default 0, and its index), all run to the
+/// end. Every `cargo test` runs it, and it fails if any case does, like the property test
+/// above but on draws that are the same in every run. Each failing case is written to
+/// `ORDERINGS_CENSUS_DIR` (default `target/census`) and the failures are counted by kind
+/// before the test fails, so a generator's failure rate (`ORDERINGS_HELD=1`) is read in
+/// one run rather than one shrunk case at a time; `ORDERINGS_CENSUS_ONLY=i` runs case `i`
+/// again alone, with `ORDERINGS_TRACE` if wanted.
 #[test]
-#[ignore = "a tool: run with ORDERINGS_CENSUS=N"]
 fn census() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -551,7 +554,8 @@ fn census() {
     }
     let failed: usize = kinds.values().sum();
     println!("census: {failed} of {n} failed");
-    for (kind, count) in kinds {
+    for (kind, count) in &kinds {
         println!("  {count:6}  {kind}");
     }
+    assert_eq!(failed, 0, "failing cases in {dir}: {kinds:?}");
 }
