@@ -223,6 +223,7 @@ impl Tracker {
     pub fn apply(&mut self, obs: Observation, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Apply(Box::new(obs.clone()), stamp));
         let mut out = Output::default();
+        self.hold(&obs, stamp);
         let uid = match obs {
             Observation::Service(s) => {
                 let key = ServiceKey::new(&s.namespace, &s.name);
@@ -277,7 +278,6 @@ impl Tracker {
                 return out;
             }
             Observation::Revision(r) => {
-                self.hold(&r.uid.clone(), &Observation::Revision(r.clone()), stamp);
                 let uid = self.revision_seen(r, stamp);
                 self.replay_pending(&uid, &mut out);
                 uid
@@ -294,14 +294,10 @@ impl Tracker {
             obs @ (Observation::Deployment { .. }
             | Observation::Autoscaler { .. }
             | Observation::Pod { .. }
-            | Observation::PodGone { .. }) => {
-                let uid = obs.revision_uid().unwrap_or_default().to_owned();
-                self.hold(&uid, &obs, stamp);
-                match self.take_in(obs, stamp) {
-                    Some(uid) => uid,
-                    None => return out,
-                }
-            }
+            | Observation::PodGone { .. }) => match self.take_in(obs, stamp) {
+                Some(uid) => uid,
+                None => return out,
+            },
         };
         if self.synced && !self.defer(&uid, stamp) {
             self.evaluate(&uid, stamp, &mut out);

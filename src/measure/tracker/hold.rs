@@ -66,9 +66,19 @@ impl Tracker {
     /// Keeps a copy of `obs` for the revision's replay when a watch of revisions' objects
     /// is down (see the module doc), setting its machine aside first. A revision's
     /// Revision is kept only once it is aside: its replay takes it first.
-    pub(super) fn hold(&mut self, uid: &str, obs: &Observation, stamp: Stamp) {
-        let revision = matches!(obs, Observation::Revision(_));
-        if !self.held.contains_key(uid) && (revision || !self.behind.holding(stamp.mono)) {
+    pub(super) fn hold(&mut self, obs: &Observation, stamp: Stamp) {
+        let holding = self.behind.holding(stamp.mono);
+        if !holding && self.held.is_empty() {
+            return;
+        }
+        let (uid, revision) = match obs {
+            Observation::Revision(r) => (r.uid.as_str(), true),
+            other => match other.revision_uid() {
+                Some(uid) => (uid, false),
+                None => return,
+            },
+        };
+        if !self.held.contains_key(uid) && (revision || !holding) {
             return;
         }
         // A pod gone of a revision never seen: nothing to replay.
@@ -149,22 +159,22 @@ impl Tracker {
             }
         }
         // The replay's wakes replace the provisional ones: a differing record under a key
-        // is retracted, then written (the store applies retractions first).
-        let key = |w: &WakeRecord| w.start_second;
+        // is retracted, then written (the store applies retractions first). The replay
+        // noted its own among this process's records (`live`); the provisional ones go.
         for p in &shadow.recorded {
+            if let Some(i) = self.live.iter().position(|w| w == p) {
+                self.live.remove(i);
+            }
             if !again.wakes.iter().any(|r| r.wake == *p) {
-                out.retracted.push((uid.to_owned(), key(p)));
-                self.live.retain(|w| w != p);
+                out.retracted.push((uid.to_owned(), p.start_second));
             }
         }
-        for r in again.wakes {
-            if !shadow.recorded.contains(&r.wake) {
-                if !self.history_merged && !self.settings.stats_from_store {
-                    self.live.push(r.wake.clone());
-                }
-                out.wakes.push(r);
-            }
-        }
+        out.wakes.extend(
+            again
+                .wakes
+                .into_iter()
+                .filter(|r| !shadow.recorded.contains(&r.wake)),
+        );
         out.retracted.extend(again.retracted);
         out.rests.extend(again.rests);
         // The store holds the provisional wake underway: it gets the replay's.

@@ -25,13 +25,7 @@ impl Tracker {
     /// Takes in an observation of a revision's Deployment, PodAutoscaler or pods, or keeps
     /// it while the Revision is not in. Returns the revision to evaluate; None when kept.
     pub(super) fn take_in(&mut self, obs: Observation, stamp: Stamp) -> Option<String> {
-        let uid = match &obs {
-            Observation::Deployment { revision_uid, .. }
-            | Observation::Autoscaler { revision_uid, .. }
-            | Observation::Pod { revision_uid, .. }
-            | Observation::PodGone { revision_uid, .. } => revision_uid.clone(),
-            _ => return None,
-        };
+        let uid = obs.revision_uid()?.to_owned();
         let t = self.settings.thresholds;
         // A pod gone of a revision never seen: nothing to remove, nothing to keep.
         if matches!(obs, Observation::PodGone { .. }) && !self.revisions.contains_key(uid.as_str())
