@@ -382,6 +382,9 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
 /// When a restart listed, with the API away from before the wake began (so the process
 /// it replaced saw nothing of it) until after the wake ended: a process that died with
 /// every watch still held, whose successor listed after the wake.
+///
+/// A stream held by windows that overlap comes back only after the last of them, as the
+/// harness replays it ([`replay::held_spans`]).
 fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
     let restarts = replay::restarts(case, ran.synced);
     case.faults.iter().find_map(|f| match *f {
@@ -389,10 +392,18 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             wake,
             before,
             after,
-            delays,
+            ..
         } => {
-            let (from, to) = replay::held_window(&ran.world, wake, before, after)?;
-            let back = to + delays.iter().copied().min().unwrap_or(0);
+            let (from, _) = replay::held_window(&ran.world, wake, before, after)?;
+            // The first of the process's watches back from the outage this window is in.
+            let back = (0..world::KINDS.len())
+                .filter_map(|k| {
+                    replay::held_spans(case, &ran.world, k)
+                        .into_iter()
+                        .find(|(f, b)| (*f..*b).contains(&from))
+                        .map(|(_, b)| b)
+                })
+                .min()?;
             restarts
                 .iter()
                 .find(|r| from < t.start && t.end <= r.at && r.died < back)

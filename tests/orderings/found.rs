@@ -2751,5 +2751,93 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A process died while every watch was held over a whole wake; its successor listed the
+        // Deployment at generation 4 wanting pods, three changes after the rest stored at generation 1,
+        // and the PA queued for the next wake. The whole wake before it is recorded (an abort, nothing
+        // showing it served), ending by that request.
+        Case {
+            seed: 1042714073049763862,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![Served, FailedUnschedulable, FailedCrash, Served],
+            lag: [193, 0, 20, 1896, 1584],
+            faults: vec![
+                Fault::Held {
+                    wake: 15433063361450571012,
+                    before: 320,
+                    after: 702,
+                    delays: [11293, 8855, 5873, 350, 7063],
+                },
+                Fault::Restart {
+                    at: 16816,
+                    down: 619,
+                },
+            ],
+        },
+        // Two held windows overlapping: the watches never came back before the restart. The wake the
+        // first window covered is unseen; recorded as the one the Deployment's generation tells.
+        Case {
+            seed: 16498513867452482532,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![Aborted, FailedCrash, Served, Served],
+            lag: [0, 232, 20, 0, 1017],
+            faults: vec![
+                Fault::Held {
+                    wake: 7291342703557466612,
+                    before: 1924,
+                    after: 654,
+                    delays: [5238, 79, 2398, 2147, 5416],
+                },
+                Fault::Restart {
+                    at: 38365,
+                    down: 458,
+                },
+                Fault::Held {
+                    wake: 14227257856957744113,
+                    before: 1586,
+                    after: 2468,
+                    delays: [5933, 416, 108, 0, 5900],
+                },
+            ],
+        },
+        // The unseen wake began after the PA's NoTraffic the dead process stored, later than its
+        // Deployment's rest: it is bounded by the later of the two.
+        Case {
+            seed: 7461467971760809897,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: false,
+            episodes: vec![
+                FailedUnschedulable,
+                Served,
+                Served,
+                Served,
+                FailedTimedOut,
+                FailedCrash,
+            ],
+            lag: [1490, 0, 1421, 39, 1428],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 59652,
+                    down: 863,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 9888975642777563953,
+                    before: 1679,
+                    after: 2630,
+                    delays: [158, 0, 493, 9112, 2308],
+                },
+            ],
+        },
     ]
 }

@@ -107,19 +107,7 @@ fn stream(
     // Down from `from` until its own watch is back: whatever this stream had not
     // delivered by then arrives at once, late, and as a replay. Outages that overlap, for
     // this stream, are one: its watch cannot come back while the API server is away.
-    let mut windows: Vec<(i64, i64)> = held_windows(case, world)
-        .into_iter()
-        .map(|(from, to, delays)| (from, to + delays[k]))
-        .collect();
-    windows.sort();
-    let mut merged: Vec<(i64, i64)> = Vec::new();
-    for (from, back) in windows {
-        match merged.last_mut() {
-            Some(last) if from <= last.1 => last.1 = last.1.max(back),
-            _ => merged.push((from, back)),
-        }
-    }
-    for (from, back) in merged {
+    for (from, back) in held_spans(case, world, k) {
         // A stream that relists in the window (another fault's) comes back by a list,
         // which forgets what the backlog would tell: that is the `Outage` fault's shape,
         // checked with it. This one is of watches that resume.
@@ -180,6 +168,25 @@ fn held_windows(case: &Case, world: &World) -> Vec<(i64, i64, [i64; 5])> {
             _ => None,
         })
         .collect()
+}
+
+/// When stream `k` is held by the case's [`Fault::Held`] windows: from each window's start
+/// until the stream's watch is back. Outages that overlap, for one stream, are one: its
+/// watch cannot come back while the API server is away.
+pub fn held_spans(case: &Case, world: &World, k: usize) -> Vec<(i64, i64)> {
+    let mut windows: Vec<(i64, i64)> = held_windows(case, world)
+        .into_iter()
+        .map(|(from, to, delays)| (from, to + delays[k]))
+        .collect();
+    windows.sort();
+    let mut merged: Vec<(i64, i64)> = Vec::new();
+    for (from, back) in windows {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(back),
+            _ => merged.push((from, back)),
+        }
+    }
+    merged
 }
 
 /// When the API server is down for a [`Fault::Held`]: from `before` ms before the true

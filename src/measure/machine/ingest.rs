@@ -48,7 +48,13 @@ impl Machine {
         let rose_and_fell = prev.is_some_and(|p| {
             p.replicas == 0 && dep.replicas == 0 && dep.generation >= p.generation + 2
         });
-        if rose_and_fell && stamp.via != Via::Resumed {
+        // At zero then and wanting pods now, three changes at least: a whole wake rose and
+        // fell unseen before the rise it shows (a process that died while the API server
+        // was away, and a list after the next request).
+        let and_rose_again = prev.is_some_and(|p| {
+            p.replicas == 0 && dep.replicas > 0 && dep.generation >= p.generation + 3
+        });
+        if (rose_and_fell || and_rose_again) && stamp.via != Via::Resumed {
             self.missed_deployment_wake(stamp);
         }
         match prev.map(|p| p.replicas) {
@@ -297,9 +303,16 @@ impl Machine {
     /// seen at zero, and ended by the PA's `NoTraffic` if that is newer, else by now. It is
     /// noted like one the PA's trace shows ([`Machine::missed_pa_wake`]).
     fn missed_deployment_wake(&mut self, stamp: Stamp) {
-        let Some(after) = self.zero_seen[Stream::Deployment as usize] else {
+        let Some(dep_zero) = self.zero_seen[Stream::Deployment as usize] else {
             return;
         };
+        // The PA seen at zero later still bounds it, unless that is the state a list shows
+        // now (a `NoTraffic` newer than the rest may be this very wake's end); the rest a
+        // restart restored (version 0) is older than any list.
+        let pa_zero = self.zero_seen[Stream::Autoscaler as usize].filter(|_| {
+            (self.pa.as_ref()).is_some_and(|p| p.desired() != Some(0) || p.snap.version == 0)
+        });
+        let after = pa_zero.map_or(dep_zero, |z| z.max(dep_zero));
         if self.wake.is_some() || self.unseen.is_some() {
             return;
         }

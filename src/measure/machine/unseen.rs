@@ -207,10 +207,16 @@ impl Machine {
             return;
         };
         let start = u.first_pod.unwrap_or(At::back_from(now, u.after));
+        // A request newer than the rest it followed came after it: it ended by then, and
+        // pods made since are that request's.
+        let next = (self.pa.as_ref())
+            .and_then(|p| p.queued())
+            .filter(|(since, _)| *since > u.after);
+        let before_next = next.map_or(i64::MAX, |(since, _)| since.timestamp());
         let leftovers = self
             .pods
             .iter()
-            .any(|p| p.created_second() >= u.after.timestamp());
+            .any(|p| (u.after.timestamp()..before_next).contains(&p.created_second()));
         if leftovers || self.recorded.contains(&start.second()) {
             return;
         }
@@ -218,7 +224,11 @@ impl Machine {
         if let Some(w) = self.wake.as_mut() {
             w.evidence = true;
         }
-        let end = At::back_from(now, u.end.wall.max(u.after));
+        let end = match next {
+            Some((_, at)) if at.wall < u.end.wall => at,
+            _ => u.end,
+        };
+        let end = At::back_from(now, end.wall.max(u.after));
         self.close(Some(Outcome::Aborted), end, now, out);
     }
 

@@ -265,3 +265,52 @@ fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
     );
     assert!(f.m.waking(), "the next wake is under way");
 }
+
+#[test]
+fn a_restart_that_lists_the_next_request_records_the_whole_wake_before_it() {
+    // Found by the orderings: the process died while every watch was held over a whole
+    // wake; its successor lists the Deployment three changes past the stored rest, wanting
+    // pods, and the PA queued for the next request.
+    let mut f = Feed::new();
+    let rest = crate::measure::wake::RestAt {
+        deployment: Some((1, f.stamp(1_600, Via::Watched).wall)),
+        autoscaler: Some(crate::measure::wake::PaRest {
+            timed_out: false,
+            initialized: true,
+            since: f.second(2_000),
+            seen: f.stamp(2_400, Via::Watched).wall,
+        }),
+        after_start: None,
+    };
+    f.m.restore_rest(rest, f.stamp(16_800, Via::Listed), &ctx().thresholds);
+    f.m.set_pa(
+        PaSnap {
+            version: 10,
+            desired: Some(1),
+            actual: Some(0),
+            active: Some(cond(CondStatus::Unknown, Some("Queued"), f.second(15_700))),
+            initialized: true,
+            initialized_since: None,
+        },
+        f.stamp(16_800, Via::Listed),
+        &ctx().thresholds,
+    );
+    let dep = DeploymentSnap {
+        version: 11,
+        replicas: 1,
+        generation: 4,
+    };
+    f.m.set_deployment(dep, f.stamp(16_800, Via::Listed));
+    let done = one(f.eval(16_800, Via::Listed));
+    assert_eq!(
+        (done.kind, done.outcome, done.precision),
+        (WakeKind::Wake, Outcome::Aborted, Precision::S)
+    );
+    // After the later of the two rests the store held, before the next request.
+    assert_eq!(done.start_second, f.second(2_400).timestamp());
+    assert!(
+        done.start_second * 1_000 + done.duration_ms as i64 <= f.second(15_700).timestamp() * 1_000,
+        "ended by the next request: {done:?}"
+    );
+    assert!(f.m.waking(), "the next request is a wake under way");
+}
