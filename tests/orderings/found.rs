@@ -2839,5 +2839,35 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A wake waiting for its verdict (the PA's and the pods' watches still held) when the next
+        // began, and the process killed: the store's one row for the revision is the older wake's,
+        // so the restart records it; the lists find the newer one underway.
+        Case {
+            seed: 8939469899992663061,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedTimedOut, FailedTimedOut, FailedUnschedulable],
+            lag: [161, 20, 20, 20, 141],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 54922,
+                    down: 910,
+                    listed: 3,
+                },
+                Fault::Outage {
+                    at: 182597,
+                    gap: 2353,
+                },
+                Fault::Held {
+                    wake: 292773476809312757,
+                    before: 1986,
+                    after: 1047,
+                    delays: [0, 372, 0, 45, 10866],
+                },
+            ],
+        },
     ]
 }

@@ -177,6 +177,26 @@ impl Machine {
 
     /// The wake underway, unless it was already recorded as failed.
     pub fn open_wake(&self) -> Option<Underway> {
+        // A wake that ended while a watch was down is still to be recorded: a process
+        // killed now continues it, ended, from the store. It holds the revision's one row
+        // even with a newer wake open: the lists find that one underway, but nothing a
+        // list shows tells of the older (its objects moved on). Its start, when only an
+        // arrival of a backlog dates it, is the rest it followed: the bound its record
+        // would have had.
+        if let Some(u) = self.oldest_unjudged() {
+            let w = &u.wake;
+            let requested = match w.after {
+                Some(a) if w.requested.undated && w.queued.is_none() && a <= u.end.wall => a,
+                _ => w.requested.wall,
+            };
+            return Some(Underway {
+                kind: w.kind,
+                requested_at: requested,
+                start_second: w.start_second().min(requested.timestamp()),
+                ended_at: Some(u.end.wall),
+                trouble: w.trouble.clone(),
+            });
+        }
         if let Some(w) = self.wake.as_ref().filter(|w| w.failed.is_none()) {
             return Some(Underway {
                 kind: w.kind,
@@ -188,16 +208,6 @@ impl Machine {
                 trouble: w.trouble.clone(),
             });
         }
-        // A wake that ended while a watch was down is still to be recorded: a process
-        // killed now continues it, ended, from the store. (With a newer wake open, that
-        // one holds the revision's one row.)
-        let u = self.oldest_unjudged()?;
-        Some(Underway {
-            kind: u.wake.kind,
-            requested_at: u.wake.requested.wall,
-            start_second: u.wake.start_second(),
-            ended_at: Some(u.end.wall),
-            trouble: u.wake.trouble.clone(),
-        })
+        None
     }
 }
