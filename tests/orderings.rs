@@ -395,9 +395,13 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             ..
         } => {
             let (from, _) = replay::held_window(&ran.world, wake, before, after)?;
-            // The first of the process's watches back from the outage this window is in.
-            let back = (0..world::KINDS.len())
-                .filter_map(|k| {
+            // The first of the process's watches back from the outage this window is in,
+            // of those whose objects date a wake: the PA's conditions and the pods. A
+            // Deployment's backlog tells a rise and a fall, but not when.
+            let back = [world::Kind::Autoscaler, world::Kind::Pod]
+                .into_iter()
+                .filter_map(|kind| {
+                    let k = world::KINDS.iter().position(|x| *x == kind)?;
                     replay::held_spans(case, &ran.world, k)
                         .into_iter()
                         .find(|(f, b)| (*f..*b).contains(&from))

@@ -2869,5 +2869,35 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The Deployment's backlog came back with a whole wake's rise and fall (undated), the PA's and
+        // the pods' were still held when the process died: the restart records the wake from the rest
+        // it followed.
+        Case {
+            seed: 16569620441782544540,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedPull, FailedPull, FailedUnschedulable, Replace, Served],
+            lag: [770, 383, 269, 115, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 2549668857828991030,
+                    before: 1129,
+                    after: 554,
+                    delays: [5794, 0, 8302, 0, 5884],
+                },
+                Fault::Restart {
+                    at: 41128,
+                    down: 423,
+                },
+                Fault::Resume {
+                    kind: 1,
+                    at: 1626,
+                    gap: 1026,
+                },
+            ],
+        },
     ]
 }
