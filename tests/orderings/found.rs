@@ -2899,5 +2899,39 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The Deployment's backlog brought a whole wake's rise and fall in one burst (the PA's and
+        // the pods' still held), and the process was killed in the grace: the store kept the burst's
+        // arrival as its start. It keeps the rest the wake followed, as its record would.
+        Case {
+            seed: 2421525327194884152,
+            first_start: Some(FirstStart {
+                at: 1937,
+                lists: [331, 360, 643, 778, 128],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Aborted, Served, Replace, Aborted, Replace, Served],
+            lag: [20, 0, 911, 0, 24],
+            faults: vec![
+                Fault::Restart {
+                    at: 91576,
+                    down: 577,
+                },
+                Fault::Held {
+                    wake: 759819855800648915,
+                    before: 354,
+                    after: 435,
+                    delays: [93, 10578, 8928, 410, 10992],
+                },
+                Fault::Held {
+                    wake: 13254590169884460604,
+                    before: 922,
+                    after: 49,
+                    delays: [0, 20, 63, 0, 0],
+                },
+            ],
+        },
     ]
 }

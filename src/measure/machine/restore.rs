@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
 use super::evidence::Autoscaler;
-use super::{Closed, Ctx, Finished, Machine, Stream, remember};
+use super::{Closed, Ctx, Finished, Machine, Stream, Wake, remember};
 use crate::measure::observe::Stamp;
 use crate::measure::wake::Underway;
 use scaling_facts_api::{Outcome, WakeKind};
@@ -184,30 +184,36 @@ impl Machine {
         // arrival of a backlog dates it, is the rest it followed: the bound its record
         // would have had.
         if let Some(u) = self.oldest_unjudged() {
-            let w = &u.wake;
-            let requested = match w.after {
-                Some(a) if w.requested.undated && w.queued.is_none() && a <= u.end.wall => a,
-                _ => w.requested.wall,
-            };
-            return Some(Underway {
-                kind: w.kind,
-                requested_at: requested,
-                start_second: w.start_second().min(requested.timestamp()),
-                ended_at: Some(u.end.wall),
-                trouble: w.trouble.clone(),
-            });
+            return Some(underway(&u.wake, Some(u.end)));
         }
-        if let Some(w) = self.wake.as_ref().filter(|w| w.failed.is_none()) {
-            return Some(Underway {
-                kind: w.kind,
-                requested_at: w.requested.wall,
-                start_second: w.start_second(),
-                // A stream's fall, not the machine's `ending`, which may be a stream that
-                // has not shown its rise yet.
-                ended_at: w.first_fall.map(|f| f.wall),
-                trouble: w.trouble.clone(),
-            });
+        // A stream's fall, not the machine's `ending`, which may be a stream that has not
+        // shown its rise yet.
+        let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
+        Some(underway(w, w.first_fall))
+    }
+}
+
+/// A wake as the store keeps it underway. A start only an arrival dates (a backlog's or a
+/// list's rise) is an upper bound: once the wake has ended, the store keeps the rest it
+/// followed instead, which its record would take (see `Machine::close`), so that a process
+/// killed now does not date it by an arrival that may be long after.
+fn underway(w: &Wake, ended: Option<At>) -> Underway {
+    let requested = match (w.after, ended) {
+        (Some(a), Some(end))
+            if w.requested.undated
+                && w.queued.is_none()
+                && a <= end.wall
+                && w.requested.wall >= end.wall =>
+        {
+            a
         }
-        None
+        _ => w.requested.wall,
+    };
+    Underway {
+        kind: w.kind,
+        requested_at: requested,
+        start_second: w.start_second().min(requested.timestamp()),
+        ended_at: ended.map(|e| e.wall),
+        trouble: w.trouble.clone(),
     }
 }
