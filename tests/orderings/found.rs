@@ -2933,5 +2933,36 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A wake waited for its verdict (the PA's watch still held) while the next was recorded
+        // served from the pods' backlog; the process was killed. The restart continues the older
+        // wake from the store: it ended before the recorded one began, whose pod does not serve it.
+        Case {
+            seed: 15628669457955627846,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![Aborted, Served, Served, FailedPull],
+            lag: [0, 0, 1930, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 6750758848637815486,
+                    before: 1528,
+                    after: 2280,
+                    delays: [185, 0, 9385, 151, 0],
+                },
+                Fault::LateHistory {
+                    at: 82380,
+                    down: 903,
+                    after: 3211,
+                },
+                Fault::LateHistory {
+                    at: 31586,
+                    down: 1118,
+                    after: 14839,
+                },
+            ],
+        },
     ]
 }

@@ -134,6 +134,20 @@ impl Machine {
         {
             w.superseded = Some(At::back_from(now, since));
         }
+        // A wake the store recorded as begun after this one (the last process judged it
+        // while this one waited for its verdict): this one ended before it, and the pods
+        // made from its second on are that wake's.
+        let newer = self
+            .last()
+            .map(|l| l.start_second)
+            .filter(|s| *s > start_second);
+        if let Some(second) = newer
+            && let Some(w) = self.wake.as_mut()
+            && w.superseded.is_none_or(|s| s.second() > second)
+            && let Some(at) = DateTime::from_timestamp(second, 0)
+        {
+            w.superseded = Some(At::back_from(now, at));
+        }
     }
 
     /// Closes a wake that ended unseen (while the process was down, or while its streams
