@@ -2964,5 +2964,31 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // No restart: the held backlogs replayed in order; the Deployment's replayed rise, nothing
+        // known before it, was stamped with the PA burst's arrival, so the PA's Queued of the same
+        // wake, seconds before, was taken for an older wake. A replayed rise with no rest and no
+        // wake before it has no floor; the Queued dates it.
+        Case {
+            seed: 11610674697956669666,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Served, Served],
+            lag: [341, 151, 1471, 1778, 20],
+            faults: vec![
+                Fault::Held {
+                    wake: 7132415926502964466,
+                    before: 2182,
+                    after: 2619,
+                    delays: [0, 270, 2800, 1618, 110],
+                },
+                Fault::Restart {
+                    at: 50774,
+                    down: 673,
+                },
+            ],
+        },
     ]
 }

@@ -141,6 +141,16 @@ impl Machine {
         self.record_unseen(now, ctx, out);
         self.open(at, ctx);
         self.claimed[s] = self.next_id;
+        // A replayed rise with nothing known before it (no rest, no wake): it came at any
+        // time before its backlog arrived, so nothing bounds its start from below, and a
+        // `Queued` in the PA's backlog dates it however long before that arrival.
+        if streamed
+            && at.undated
+            && self.last().is_none()
+            && let Some(w) = self.wake.as_mut().filter(|w| w.after.is_none())
+        {
+            w.floor = 0;
+        }
     }
 
     /// A Deployment that wants pods but never rose for any wake (created at scale, or
