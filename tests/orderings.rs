@@ -401,8 +401,7 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             let back = [world::Kind::Autoscaler, world::Kind::Pod]
                 .into_iter()
                 .filter_map(|kind| {
-                    let k = world::KINDS.iter().position(|x| *x == kind)?;
-                    replay::held_spans(case, &ran.world, k)
+                    replay::held_spans(case, &ran.world, kind as usize)
                         .into_iter()
                         .find(|(f, b)| (*f..*b).contains(&from))
                         .map(|(_, b)| b)

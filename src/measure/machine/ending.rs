@@ -327,15 +327,10 @@ impl Machine {
         let Some(mut w) = self.wake.take() else {
             return;
         };
-        // A start no earlier than the end it led to is an arrival that came late (a list, a catch-up
-        // burst, a lagging stream). Its first pod's creation dates it when there is one;
+        // Its first pod's creation dates a start that came late when there is one;
         // without a stamp, the wake began after its streams were last seen at zero, which
         // is also the second that names it.
-        if let Some(a) = w.after
-            && w.requested.wall >= end.wall
-            && a <= end.wall
-            && w.queued.is_none()
-        {
+        if let Some(a) = w.began_after_if_late(end) {
             let dated = self.start_bound(&w).filter(|b| (a..=end.wall).contains(b));
             w.requested = w.requested.shifted(dated.unwrap_or(a));
         }

@@ -306,6 +306,9 @@ impl Machine {
         let Some(dep_zero) = self.zero_seen[Stream::Deployment as usize] else {
             return;
         };
+        if self.wake.is_some() || self.unseen.is_some() {
+            return;
+        }
         // The PA seen at zero later still bounds it, unless that is the state a list shows
         // now (a `NoTraffic` newer than the rest may be this very wake's end); the rest a
         // restart restored (version 0) is older than any list.
@@ -313,9 +316,6 @@ impl Machine {
             (self.pa.as_ref()).is_some_and(|p| p.desired() != Some(0) || p.snap.version == 0)
         });
         let after = pa_zero.map_or(dep_zero, |z| z.max(dep_zero));
-        if self.wake.is_some() || self.unseen.is_some() {
-            return;
-        }
         // A wake recorded since that rest rose and fell too (a backlog's replay of the
         // Deployment leaves no rest to store): it is the rise and fall, unless the PA, whose
         // condition every wake moves, changed after it ended.

@@ -212,17 +212,10 @@ impl Machine {
 /// followed instead, which its record would take (see `Machine::close`), so that a process
 /// killed now does not date it by an arrival that may be long after.
 fn underway(w: &Wake, ended: Option<At>) -> Underway {
-    let requested = match (w.after, ended) {
-        (Some(a), Some(end))
-            if w.requested.undated
-                && w.queued.is_none()
-                && a <= end.wall
-                && w.requested.wall >= end.wall =>
-        {
-            a
-        }
-        _ => w.requested.wall,
-    };
+    let requested = ended
+        .filter(|_| w.requested.undated)
+        .and_then(|end| w.began_after_if_late(end))
+        .unwrap_or(w.requested.wall);
     Underway {
         kind: w.kind,
         requested_at: requested,

@@ -67,6 +67,14 @@ pub struct Wake {
 }
 
 impl Wake {
+    /// A start no earlier than the end it led to is an arrival that came late (a list, a
+    /// catch-up burst, a lagging stream): when the wake's streams were last seen at zero
+    /// before that end, it began after then, which this returns.
+    pub(super) fn began_after_if_late(&self, end: At) -> Option<DateTime<Utc>> {
+        self.after
+            .filter(|a| self.requested.wall >= end.wall && *a <= end.wall && self.queued.is_none())
+    }
+
     /// A wake requested at `requested`, nothing else known of it yet.
     pub fn new(id: WakeId, kind: WakeKind, requested: At, ctx: &Ctx) -> Self {
         Self {
