@@ -180,6 +180,8 @@ struct Unseen {
     /// The creation of its first pod, seen before the pod went: a later start bound
     /// than `after`.
     first_pod: Option<At>,
+    /// Knative gave up on it: the PA showed a `TimedOut` newer than `after`.
+    gave_up: bool,
 }
 
 /// What pods already removed said, kept for the wake they were made for: a backlog may

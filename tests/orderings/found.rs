@@ -3021,5 +3021,31 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A failed wake lived wholly while the watches were held, the process restarted inside it:
+        // the successor lists the PA's TimedOut, and the Deployment two generations past the rest
+        // stored. Recorded as failed for the pod's reason, not aborted (census 42543).
+        Case {
+            seed: 2286981077960866502,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: false,
+            episodes: vec![FailedPull],
+            lag: [85, 0, 0, 0, 20],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 34382,
+                    down: 1116,
+                    after: 8204,
+                },
+                Fault::Held {
+                    wake: 12055345289557286407,
+                    before: 2758,
+                    after: 1262,
+                    delays: [0, 0, 0, 0, 990],
+                },
+            ],
+        },
     ]
 }

@@ -166,6 +166,20 @@ impl Machine {
             }
         }
         self.pa = Some(pa);
+        self.note_gave_up();
+    }
+
+    /// Knative gave up on the wake that went by unseen: a `TimedOut` newer than the rest
+    /// it followed. Kept, as a later `NoTraffic` replaces the condition.
+    fn note_gave_up(&mut self) {
+        let since = (self.pa.as_ref())
+            .and_then(|p| p.timed_out())
+            .map(|(s, _)| s);
+        if let Some(u) = self.unseen.as_deref_mut()
+            && since.is_some_and(|s| s > u.after)
+        {
+            u.gave_up = true;
+        }
     }
 
     pub fn set_pod(&mut self, snap: PodSnap, stamp: Stamp, t: &Thresholds) {
@@ -347,7 +361,9 @@ impl Machine {
                 end,
                 noticed: stamp.mono,
                 first_pod: None,
+                gave_up: false,
             }));
+            self.note_gave_up();
         }
     }
 

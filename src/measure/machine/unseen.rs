@@ -229,6 +229,21 @@ impl Machine {
             _ => u.end,
         };
         let end = At::back_from(now, end.wall.max(u.after));
+        // Knative gave up on it: it failed, for the reason a pod of it showed before it
+        // went, if one did.
+        if u.gave_up
+            && let Some(mut w) = self.wake.take()
+        {
+            let f = self
+                .trouble_gone(u.after.timestamp()..=end.second())
+                .unwrap_or_else(gave_up);
+            let phases = self.phases(&w);
+            out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
+            self.failure = Some(Box::new(f.clone()));
+            w.failed = Some(f);
+            self.wake = Some(w);
+            return self.close(None, end, now, out);
+        }
         self.close(Some(Outcome::Aborted), end, now, out);
     }
 

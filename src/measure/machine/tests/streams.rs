@@ -314,3 +314,35 @@ fn a_restart_that_lists_the_next_request_records_the_whole_wake_before_it() {
     );
     assert!(f.m.waking(), "the next request is a wake under way");
 }
+
+#[test]
+fn a_whole_wake_knative_gave_up_on_unseen_is_recorded_failed() {
+    // A whole wake went by while the process was away, and Knative gave up on it: the
+    // lists show the Deployment two changes past the stored rest, and the PA's
+    // `TimedOut`, which a `NoTraffic` replaces before the wake's grace is over.
+    let mut f = Feed::new();
+    let rest = crate::measure::wake::RestAt {
+        deployment: Some((1, f.stamp(600, Via::Watched).wall)),
+        autoscaler: Some(crate::measure::wake::PaRest {
+            timed_out: false,
+            initialized: false,
+            since: f.second(0),
+            seen: f.stamp(650, Via::Watched).wall,
+        }),
+        after_start: None,
+    };
+    f.m.restore_rest(rest, f.stamp(36_000, Via::Listed), &ctx().thresholds);
+    assert!(f.dep(0, 3, 36_000, Via::Listed).is_empty());
+    let gave_up = cond(CondStatus::False, Some("TimedOut"), f.second(34_000));
+    assert!(f.pa(0, 0, gave_up, 36_010, Via::Listed).is_empty());
+    assert!(f.no_traffic(37_000, 37_100, Via::Watched).is_empty());
+    let done = one(f.eval(40_000, Via::Watched));
+    assert_eq!(
+        (done.kind, done.outcome, done.precision),
+        (WakeKind::Wake, Outcome::Failed, Precision::S)
+    );
+    assert_eq!(
+        done.failure.as_ref().map(|f| f.reason.as_str()),
+        Some("TimedOut")
+    );
+}
