@@ -3047,5 +3047,39 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A revision born at zero whose first wake Knative gave up on while the watches were held:
+        // the lists show the PA's TimedOut with no wake recorded before it. Newer than the revision
+        // first seen at rest, it is a failed wake, not an abort (census 8607).
+        Case {
+            seed: 11659677309949742016,
+            first_start: Some(FirstStart {
+                at: 1218,
+                lists: [55, 15, 773, 105, 585],
+            }),
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![FailedTimedOut],
+            lag: [1553, 84, 62, 1023, 20],
+            faults: vec![
+                Fault::Held {
+                    wake: 2014501816213734350,
+                    before: 1584,
+                    after: 1139,
+                    delays: [0, 0, 0, 11703, 0],
+                },
+                Fault::LateHistory {
+                    at: 96593,
+                    down: 772,
+                    after: 9293,
+                },
+                Fault::Relist {
+                    kind: 2,
+                    at: 131019,
+                    gap: 1216,
+                },
+            ],
+        },
     ]
 }

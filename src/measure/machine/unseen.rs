@@ -29,11 +29,14 @@ impl Machine {
             return;
         }
         // Knative gave up on a wake while this process was not looking: its TimedOut is
-        // newer than anything recorded, and came one activation timeout after the start.
+        // newer than anything recorded (or, before any wake, than the revision first seen
+        // at rest), and came one activation timeout after the start.
         if let Some((since, at)) = self.pa.as_ref().and_then(|p| p.timed_out())
             && self
                 .last()
-                .is_some_and(|l| since.timestamp() > l.end_second)
+                .map(|l| l.end_second)
+                .or(self.seen_at_zero)
+                .is_some_and(|quiet| since.timestamp() > quiet)
             && !self.wants()
         {
             let start = ctx.began_before_timeout(since);
