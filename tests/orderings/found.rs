@@ -2990,37 +2990,6 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
-        // An initial start served and scaled to zero, and a wake after it, all while every watch was
-        // held; the successor lists the Deployment four generations on. The PA's initialization still
-        // dates the initial start (census 5149).
-        Case {
-            seed: 16735924784558724296,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: Some(false),
-            quick: false,
-            episodes: vec![ScaleUp],
-            lag: [0, 11, 20, 1163, 20],
-            faults: vec![
-                Fault::MidListHistory {
-                    at: 22503,
-                    down: 894,
-                    listed: 4,
-                },
-                Fault::Held {
-                    wake: 7684335617794619202,
-                    before: 1173,
-                    after: 2811,
-                    delays: [0, 7547, 0, 414, 103],
-                },
-                Fault::Relist {
-                    kind: 3,
-                    at: 140232,
-                    gap: 724,
-                },
-            ],
-        },
         // A failed wake lived wholly while the watches were held, the process restarted inside it:
         // the successor lists the PA's TimedOut, and the Deployment two generations past the rest
         // stored. Recorded as failed for the pod's reason, not aborted (census 42543).

@@ -40,12 +40,12 @@ impl Machine {
         else {
             return false;
         };
-        // The Deployment is as created, at scale, or scaled to zero since: the start's
-        // period, or any later one, is over. (Wakes that went by after it, unseen too,
-        // scaled it twice more each; the PA's initialization still dates the start.)
-        let at_rest = match dep.generation {
+        // Only the initial start can have gone by: the Deployment is as created, at scale,
+        // or scaled to zero once since. (A later wake would have scaled it twice more.)
+        let first_period = match dep.generation {
             1 => dep.replicas > 0,
-            _ => dep.replicas == 0,
+            2 => dep.replicas == 0,
+            _ => false,
         };
         let Some(served) = pa
             .snap
@@ -81,11 +81,11 @@ impl Machine {
         let moved_since = pa
             .changed_since()
             .is_some_and(|since| since.timestamp() > served.timestamp() + 1);
-        let next_underway = dep.generation >= 3 && dep.replicas > 0 && moved_since;
+        let next_underway = dep.generation == 3 && dep.replicas > 0 && moved_since;
         let shown = if before_next {
             next_underway
         } else {
-            at_rest && over
+            first_period && over
         };
         if !shown || !(its_pod || ours) {
             return false;
