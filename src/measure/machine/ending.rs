@@ -258,7 +258,7 @@ impl Machine {
     /// later reconcile replaces it, maybe before a list shows it, and the next wake's
     /// rise may come before the abort grace has passed); else aborted.
     pub(super) fn close_unserved(&mut self, end: At, now: Stamp, out: &mut Vec<Finished>) {
-        let Some(mut w) = self.wake.take() else {
+        let Some(w) = self.wake.take() else {
             return;
         };
         if let Some(at) = w.pa_served.filter(|_| w.failed.is_none()) {
@@ -283,15 +283,24 @@ impl Machine {
         // coming: the verdict waits ([`super::judging`]).
         if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind {
             let end = end.shifted(w.deadline_at);
-            let phases = self.phases(&w);
             // For the reason its pods showed last, if they did.
             let f = w.trouble.clone().unwrap_or_else(gave_up);
-            out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
-            self.failure = Some(Box::new(f.clone()));
-            w.failed = Some(f);
             self.wake = Some(w);
-            return self.close(None, end, now, out);
+            return self.fail_open(f, end, now, out);
         }
+        self.wake = Some(w);
+        self.close(None, end, now, out);
+    }
+
+    /// Records the open wake failed for `f` at `end`, then closes it there.
+    pub(super) fn fail_open(&mut self, f: Failure, end: At, now: Stamp, out: &mut Vec<Finished>) {
+        let Some(mut w) = self.wake.take() else {
+            return;
+        };
+        let phases = self.phases(&w);
+        out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
+        self.failure = Some(Box::new(f.clone()));
+        w.failed = Some(f);
         self.wake = Some(w);
         self.close(None, end, now, out);
     }

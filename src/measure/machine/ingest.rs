@@ -172,11 +172,13 @@ impl Machine {
     /// Knative gave up on the wake that went by unseen: a `TimedOut` newer than the rest
     /// it followed. Kept, as a later `NoTraffic` replaces the condition.
     fn note_gave_up(&mut self) {
-        let since = (self.pa.as_ref())
+        // (Every PA event passes here; most revisions have no unseen wake to look at.)
+        let Some(u) = self.unseen.as_deref_mut() else {
+            return;
+        };
+        if (self.pa.as_ref())
             .and_then(|p| p.timed_out())
-            .map(|(s, _)| s);
-        if let Some(u) = self.unseen.as_deref_mut()
-            && since.is_some_and(|s| s > u.after)
+            .is_some_and(|(since, _)| since > u.after)
         {
             u.gave_up = true;
         }

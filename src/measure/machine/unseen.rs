@@ -48,15 +48,7 @@ impl Machine {
                 let failure = self
                     .trouble_gone(start.timestamp() - 1..=since.timestamp())
                     .unwrap_or_else(gave_up);
-                if let Some(w) = self.wake.take() {
-                    let phases = self.phases(&w);
-                    out.extend(self.finish(&w, Outcome::Failed, at, Some(failure.clone()), phases));
-                    self.wake = Some(w);
-                }
-                self.failure = Some(Box::new(failure));
-                let end = at;
-                self.wake.as_mut().expect("opened").failed = self.failure.as_deref().cloned();
-                return self.close(None, end, now, out);
+                return self.fail_open(failure, at, now, out);
             }
         }
         // A wake that began and was given up while this process was not looking (or
@@ -234,18 +226,11 @@ impl Machine {
         let end = At::back_from(now, end.wall.max(u.after));
         // Knative gave up on it: it failed, for the reason a pod of it showed before it
         // went, if one did.
-        if u.gave_up
-            && let Some(mut w) = self.wake.take()
-        {
+        if u.gave_up {
             let f = self
                 .trouble_gone(u.after.timestamp()..=end.second())
                 .unwrap_or_else(gave_up);
-            let phases = self.phases(&w);
-            out.extend(self.finish(&w, Outcome::Failed, end, Some(f.clone()), phases));
-            self.failure = Some(Box::new(f.clone()));
-            w.failed = Some(f);
-            self.wake = Some(w);
-            return self.close(None, end, now, out);
+            return self.fail_open(f, end, now, out);
         }
         self.close(Some(Outcome::Aborted), end, now, out);
     }
