@@ -340,13 +340,17 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
         Fault::Outage { at, gap } if at - gap < t.start && t.end <= at => Some(at),
         _ => None,
     });
-    let pods_listed = match outage {
+    // And until when the service received the PA's stream: a restart's predecessor had
+    // it held from the window's start, so a `NoTraffic` written later never reached it.
+    let (pods_listed, received_until) = match outage {
         // The pods' own relist after that outage (each stream relists a little after it).
-        Some(relisted) => ran
-            .pod_relists
-            .iter()
-            .copied()
-            .find(|r| *r >= relisted && *r <= relisted + 300)?,
+        Some(relisted) => (
+            ran.pod_relists
+                .iter()
+                .copied()
+                .find(|r| *r >= relisted && *r <= relisted + 300)?,
+            i64::MAX,
+        ),
         None => restarted_unseen(case, ran, t)?,
     };
     let wake_pods: Vec<&str> = world
@@ -365,27 +369,39 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
     if still_listed {
         return None;
     }
-    world
+    let rest_seen = world
         .writes
         .iter()
-        .filter(|w| w.kind == world::Kind::Autoscaler && w.t < t.start)
+        .filter(|w| w.kind == world::Kind::Autoscaler && w.t < t.start.min(received_until))
         .filter(|w| match &w.obs {
             Some(Observation::Autoscaler { pa, .. }) => {
                 pa.active.as_ref().is_some_and(|c| c.reason_is("NoTraffic"))
             }
             _ => false,
         })
-        .map(|w| world.sec(w.t).timestamp_millis() - world.base_ms)
-        .next_back()
+        .map(|w| w.t)
+        .next_back();
+    // No rest of the revision ever reached the service (it was created inside the
+    // outage): the last it knew of it is the wake before this one, over by its end.
+    let previous_end = || {
+        (world.truth.iter())
+            .filter(|p| p.revision_uid == t.revision_uid && p.start < t.start)
+            .map(|p| p.end)
+            .max()
+    };
+    rest_seen
+        .or_else(previous_end)
+        .map(|at| world.sec(at).timestamp_millis() - world.base_ms)
 }
 
 /// When a restart listed, with the API away from before the wake began (so the process
 /// it replaced saw nothing of it) until after the wake ended: a process that died with
-/// every watch still held, whose successor listed after the wake.
+/// every watch still held (or with its revision still unknown to it), whose successor
+/// listed after the wake. And since when the PA's stream was held from that process.
 ///
 /// A stream held by windows that overlap comes back only after the last of them, as the
 /// harness replays it ([`replay::held_spans`]).
-fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
+fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<(i64, i64)> {
     let restarts = replay::restarts(case, ran.synced);
     case.faults.iter().find_map(|f| match *f {
         Fault::Held {
@@ -398,19 +414,30 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             // The first of the process's watches back from the outage this window is in,
             // of those whose objects date a wake: the PA's conditions and the pods. A
             // Deployment's backlog tells a rise and a fall, but not when.
+            let span = |kind: world::Kind| {
+                replay::held_spans(case, &ran.world, kind as usize)
+                    .into_iter()
+                    .find(|(f, b)| (*f..*b).contains(&from))
+            };
             let back = [world::Kind::Autoscaler, world::Kind::Pod]
                 .into_iter()
-                .filter_map(|kind| {
-                    replay::held_spans(case, &ran.world, kind as usize)
-                        .into_iter()
-                        .find(|(f, b)| (*f..*b).contains(&from))
-                        .map(|(_, b)| b)
-                })
+                .filter_map(|kind| span(kind).map(|(_, b)| b))
                 .min()?;
+            // A revision created while its own stream was held stays unknown to the
+            // process until that backlog comes: what the others brought of it waits for
+            // it, and dies with the process if it never comes.
+            let created = (ran.world.writes.iter())
+                .find(|w| w.kind == world::Kind::Revision && w.key == t.revision_uid)
+                .map(|w| w.t);
+            let unknown_until = span(world::Kind::Revision)
+                .filter(|(f, _)| created.is_some_and(|c| c >= *f))
+                .map(|(_, b)| b);
+            let back = back.max(unknown_until.unwrap_or(i64::MIN));
+            let pa_held = span(world::Kind::Autoscaler).map_or(from, |(f, _)| f);
             restarts
                 .iter()
                 .find(|r| from < t.start && t.end <= r.at && r.died < back)
-                .map(|r| r.at)
+                .map(|r| (r.at, pa_held))
         }
         _ => None,
     })

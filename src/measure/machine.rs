@@ -236,6 +236,9 @@ pub struct Machine {
     seen_born: bool,
     /// Its settings made it start at zero: it has no initial start, every rise is a wake.
     born_at_zero: bool,
+    /// The Deployment was seen (or restored from the store) before the state it shows
+    /// now: whoever saw that earlier state judged what went before it ([`initial`]).
+    deployment_seen_before: bool,
     /// `serving_at` of the last served wake recorded, so a restart does not record it again.
     last_recorded_serving: Option<DateTime<Utc>>,
     /// The start seconds of the last wakes recorded, not to record one twice.

@@ -362,4 +362,19 @@ mod tests {
         );
         assert_eq!(super::pod(&pod(base)).unwrap().1.deleting, None);
     }
+
+    #[test]
+    fn a_deployment_keeps_its_generation_which_counts_its_scale_changes() {
+        let d: types::Deployment = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-00001-deployment", "namespace": "shop",
+                "resourceVersion": "812", "generation": 4,
+                "labels": {"serving.knative.dev/revisionUID": "rev-1"}},
+            "spec": {"replicas": 0}
+        }))
+        .unwrap();
+        let Some(Observation::Deployment { dep, .. }) = deployment(&d) else {
+            panic!("a Deployment with its revision's label is observed");
+        };
+        assert_eq!((dep.replicas, dep.generation, dep.version), (0, 4, 812));
+    }
 }

@@ -17,6 +17,8 @@ struct SlimMeta {
     namespace: Option<String>,
     uid: Option<String>,
     resource_version: Option<String>,
+    /// A Deployment's counts its scale changes: what tells a wake that went by unseen.
+    generation: Option<i64>,
     labels: Option<BTreeMap<String, String>>,
     annotations: Option<BTreeMap<String, String>>,
     creation_timestamp: Option<Time>,
@@ -31,6 +33,7 @@ fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         namespace: m.namespace,
         uid: m.uid,
         resource_version: m.resource_version,
+        generation: m.generation,
         labels: m.labels,
         annotations: m.annotations,
         creation_timestamp: m.creation_timestamp,

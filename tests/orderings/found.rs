@@ -3050,5 +3050,100 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A process that died with every watch held from before the revision was created: its successor's
+        // lists are the first sight of it, the Deployment at zero four generations on. The initial start
+        // the PA's ScaleTargetInitialized dates is recorded, and the wake after it, aborted (census 24720).
+        Case {
+            seed: 18276681045381423683,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![FailedTimedOut],
+            lag: [20, 3, 1272, 0, 279],
+            faults: vec![
+                Fault::Restart {
+                    at: 55142,
+                    down: 958,
+                },
+                Fault::Held {
+                    wake: 4942626126900385724,
+                    before: 455,
+                    after: 643,
+                    delays: [3668, 81, 23, 228, 0],
+                },
+                Fault::Held {
+                    wake: 14722036621620370161,
+                    before: 2231,
+                    after: 1878,
+                    delays: [5010, 8619, 9177, 0, 10504],
+                },
+            ],
+        },
+        // The pods' backlog reached a process that never had the revision (its Revision's was still held),
+        // and died with it; the successor's lists show the initial start and a wake after it only by the
+        // Deployment's generation, and a pod of the next wake opens that one: the unseen wake is recorded
+        // first, aborted, as nothing that reached a process knowing the revision showed it fail (census 1894).
+        Case {
+            seed: 13896431114550358882,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![FailedPull, Served],
+            lag: [180, 20, 167, 20, 20],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 51232,
+                    down: 1128,
+                    listed: 4,
+                },
+                Fault::Held {
+                    wake: 5980358015500641645,
+                    before: 2501,
+                    after: 1273,
+                    delays: [0, 332, 10812, 221, 3993],
+                },
+                Fault::Held {
+                    wake: 9609631056717666118,
+                    before: 2240,
+                    after: 1441,
+                    delays: [10264, 9671, 5072, 266, 1432],
+                },
+            ],
+        },
+        // The same, the unseen wake aborted in truth, recorded from the initial start's serving to the PA's
+        // rest (census 4596).
+        Case {
+            seed: 4093131205623910005,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Aborted],
+            lag: [232, 1897, 20, 57, 99],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 18264,
+                    down: 895,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 15022039480114908035,
+                    before: 1039,
+                    after: 2385,
+                    delays: [457, 0, 446, 0, 82],
+                },
+                Fault::Held {
+                    wake: 15322244782409328486,
+                    before: 2481,
+                    after: 2752,
+                    delays: [281, 3708, 5541, 0, 0],
+                },
+            ],
+        },
     ]
 }

@@ -313,6 +313,10 @@ struct Service {
     serving: Vec<(String, i64)>,
     /// See [`Ran::troubles`].
     troubles: Vec<(String, i64, String)>,
+    /// What objects of a revision this process does not know yet showed (a reason, or
+    /// serving when None): the tracker holds them for their Revision, so they count as
+    /// received only once it comes, and not at all if the process dies first.
+    waiting: Vec<(String, i64, Option<String>)>,
 }
 
 /// The cluster's `config-autoscaler`: it allows revisions born at zero (docs/knative.md, "Settings").
@@ -406,15 +410,15 @@ impl Service {
                 .then_some(revision_uid),
             _ => None,
         };
+        let mut marks: Vec<(String, Option<String>)> = Vec::new();
         if let Some(uid) = serving {
-            self.serving.push((uid.clone(), t));
+            marks.push((uid.clone(), None));
         }
         if let Observation::Autoscaler { revision_uid, pa } = obs
             && let Some(c) = pa.active.as_ref().filter(|c| c.reason_is("TimedOut"))
             && c.is(CondStatus::False)
         {
-            self.troubles
-                .push((revision_uid.clone(), t, "TimedOut".to_owned()));
+            marks.push((revision_uid.clone(), Some("TimedOut".to_owned())));
         }
         if let Observation::Pod { revision_uid, pod } = obs {
             let waiting = match &pod.container {
@@ -425,8 +429,36 @@ impl Service {
                 .filter(|c| c.is(CondStatus::False))
                 .and_then(|c| c.reason.as_deref().map(str::to_owned));
             for reason in waiting.into_iter().chain(unscheduled) {
-                self.troubles.push((revision_uid.clone(), t, reason));
+                marks.push((revision_uid.clone(), Some(reason)));
             }
+        }
+        for (uid, mark) in marks {
+            if self.known.contains_key(&(Kind::Revision, uid.clone())) {
+                self.mark(uid, t, mark);
+            } else {
+                self.waiting.push((uid, t, mark));
+            }
+        }
+    }
+
+    fn mark(&mut self, uid: String, t: i64, mark: Option<String>) {
+        match mark {
+            None => self.serving.push((uid, t)),
+            Some(reason) => self.troubles.push((uid, t, reason)),
+        }
+    }
+
+    /// A Revision delivered: what its objects showed while it was unknown is received.
+    fn revision_known(&mut self, obs: &Observation) {
+        let Observation::Revision(r) = obs else {
+            return;
+        };
+        let (now, still): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(uid, ..)| *uid == r.uid);
+        self.waiting = still;
+        for (uid, t, mark) in now {
+            self.mark(uid, t, mark);
         }
     }
 
@@ -440,6 +472,7 @@ impl Service {
             self.note_serving(obs, at);
             outs.push(self.tracker.apply(obs.clone(), stamp));
             self.known.insert(key.clone(), obs.clone());
+            self.revision_known(obs);
         }
         let dropped: Vec<(Kind, String)> = self
             .known
@@ -598,6 +631,7 @@ pub fn run(case: &Case) -> Ran {
         known: BTreeMap::new(),
         serving: Vec::new(),
         troubles: Vec::new(),
+        waiting: Vec::new(),
         expected: None,
     };
     if case.first_start.is_none() {
@@ -625,6 +659,7 @@ pub fn run(case: &Case) -> Ran {
                         svc.known.remove(&(k, name));
                     } else {
                         svc.known.insert((k, name), (*obs).clone());
+                        svc.revision_known(&obs);
                     }
                 }
                 trace(at, &format!("{via:?} {}", short(&obs)));
@@ -711,6 +746,7 @@ pub fn run(case: &Case) -> Ran {
                 down_until = at;
                 svc.tracker = Tracker::new(settings());
                 svc.known.clear();
+                svc.waiting.clear();
                 let held_then = Snapshot {
                     wakes: svc.stored.values().cloned().collect(),
                     open: svc.open.values().cloned().collect(),

@@ -43,6 +43,7 @@ impl Machine {
             return; // a replay of what this stream already showed
         }
         let created_at_scale = prev.is_none() && dep.generation == 1 && dep.replicas > 0;
+        self.deployment_seen_before |= prev.is_some();
         // At zero then and now, its scale changed at least twice in between: it rose and
         // fell unseen (a relist after an outage forgets the events, not the generation).
         let rose_and_fell = prev.is_some_and(|p| {
@@ -356,7 +357,7 @@ impl Machine {
     /// Notes a whole wake that went by unseen after `after`, ended at `end`, unless its
     /// end (`second`) is no later than the last wake's: a fall and what dates it may
     /// straddle a second, so that is the last wake's own.
-    fn note_unseen(&mut self, after: DateTime<Utc>, end: At, second: i64, stamp: Stamp) {
+    pub(super) fn note_unseen(&mut self, after: DateTime<Utc>, end: At, second: i64, stamp: Stamp) {
         if self.last().is_none_or(|l| second > l.end_second + 1) {
             self.unseen = Some(Box::new(Unseen {
                 after,

@@ -8,7 +8,10 @@
 //! streamed dates the serving; the PA's `ScaleTargetInitialized` does. Knative sets it
 //! True once, when the revision first has its initial scale ready, and never resets it,
 //! so its `lastTransitionTime` is the second the initial start served. The start is the
-//! revision's creation, as for every initial start. Only when a process of this service
+//! revision's creation, as for every initial start. When these lists are the first sight
+//! any process had of the Deployment, it may be at zero after later wakes too; one more
+//! wake after the start is then noted unseen, from the start's serving to the PA's rest.
+//! Only when a process of this service
 //! saw the revision created (the store keeps that sight as the revision's first rest),
 //! it was created after the service first synced (the store keeps when), or a pod of it
 //! is still there to be listed: otherwise it is an old revision's, from before this
@@ -40,12 +43,13 @@ impl Machine {
         else {
             return false;
         };
-        // Only the initial start can have gone by: the Deployment is as created, at scale,
-        // or scaled to zero once since. (A later wake would have scaled it twice more.)
+        // The initial start has gone by: the Deployment is as created, at scale, or scaled
+        // to zero once since. Or at zero after later wakes too, when these lists are the
+        // first sight of it any process had: none judged the start before them.
         let first_period = match dep.generation {
             1 => dep.replicas > 0,
             2 => dep.replicas == 0,
-            _ => false,
+            g => g > 2 && dep.replicas == 0 && !self.deployment_seen_before,
         };
         let Some(served) = pa
             .snap
@@ -90,6 +94,17 @@ impl Machine {
         if !shown || !(its_pod || ours) {
             return false;
         }
+        // Four changes or more: the start's rise and fall, and a wake's after it (a
+        // scale-up inside the start's period moves it once; two of them would read as a
+        // wake, which nothing listed can tell apart). Its end is the PA's at rest now.
+        let later = (!before_next && dep.generation >= 4)
+            .then(|| {
+                pa.ended()
+                    .into_iter()
+                    .flatten()
+                    .max_by_key(|(since, _)| *since)
+            })
+            .flatten();
         self.open_as(WakeKind::Initial, At::back_from(now, created), ctx);
         if let Some(w) = self.wake.as_mut() {
             w.evidence = true;
@@ -97,6 +112,9 @@ impl Machine {
         // Served within that second: its end bounds the serving.
         let end = At::by_stamp(now, served, Side::End);
         self.close(Some(Outcome::Served), end, now, out);
+        if let Some((since, at)) = later {
+            self.note_unseen(served, at, since.timestamp(), now);
+        }
         true
     }
 }

@@ -138,7 +138,7 @@ impl Machine {
             self.claimed[s] = l.id;
             return;
         }
-        self.record_unseen(now, ctx, out);
+        self.record_unseen(now, ctx, out, Some(at.second()));
         self.open(at, ctx);
         self.claimed[s] = self.next_id;
         // A replayed rise with nothing known before it (no rest, no wake): it came at any

@@ -92,7 +92,7 @@ impl Machine {
                 .as_ref()
                 .is_some_and(|u| now.mono.saturating_duration_since(u.noticed) >= ABORT_GRACE)
         {
-            return self.record_unseen(now, ctx, out);
+            return self.record_unseen(now, ctx, out, None);
         }
         let after_last = |second: i64| self.last().is_none_or(|l| second > l.end_second);
         let queued = self
@@ -148,6 +148,14 @@ impl Machine {
             .map(|p| p.snap.created)
             .min();
         if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
+            // A wake known only by its trace, over before this one began, is not this one.
+            if self
+                .unseen
+                .as_ref()
+                .is_some_and(|u| u.end.second() < start.second())
+            {
+                self.record_unseen(now, ctx, out, Some(start.second()));
+            }
             self.open_as(self.kind_of_new(made), start, ctx);
             if let Some(w) = self.wake.as_mut() {
                 w.pod_seen = pod_seen;
@@ -196,8 +204,15 @@ impl Machine {
     /// A wake whose every write fell in an outage and whose pods were gone before the
     /// lists: only its `NoTraffic` tells of it, and it began after the condition that one
     /// replaced, so its duration is the upper bound that leaves. Recorded once the grace
-    /// has passed, or when the next wake begins.
-    pub(super) fn record_unseen(&mut self, now: Stamp, ctx: &Ctx, out: &mut Vec<Finished>) {
+    /// has passed, or when the next wake begins (in `next_second`, when the caller
+    /// knows it before the PA's `Queued` shows it).
+    pub(super) fn record_unseen(
+        &mut self,
+        now: Stamp,
+        ctx: &Ctx,
+        out: &mut Vec<Finished>,
+        next_second: Option<i64>,
+    ) {
         let Some(u) = self.unseen.take() else {
             return;
         };
@@ -207,7 +222,12 @@ impl Machine {
         let next = (self.pa.as_ref())
             .and_then(|p| p.queued())
             .filter(|(since, _)| *since > u.after);
-        let before_next = next.map_or(i64::MAX, |(since, _)| since.timestamp());
+        let before_next = next
+            .map(|(since, _)| since.timestamp())
+            .into_iter()
+            .chain(next_second)
+            .min()
+            .unwrap_or(i64::MAX);
         let leftovers = self
             .pods
             .iter()
