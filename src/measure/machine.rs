@@ -182,6 +182,8 @@ struct Unseen {
     first_pod: Option<At>,
     /// Knative gave up on it: the PA showed a `TimedOut` newer than `after`.
     gave_up: bool,
+    /// It came before a rise the Deployment shows now: pods not leaving are that rise's.
+    before_rise: bool,
 }
 
 /// What pods already removed said, kept for the wake they were made for: a backlog may

@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 
 use super::facts::ReleaseFacts;
 use super::knobs::{ClusterDefaults, Knobs};
-use super::machine::{Ctx, Finished, Machine, Thresholds};
+use super::machine::{ABORT_GRACE, Ctx, Finished, Machine, Thresholds};
 use super::observe::{Observation, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
@@ -284,11 +284,11 @@ impl Tracker {
             }
             Observation::RevisionGone { uid } => {
                 // Its objects' backlog may still be on its way, with whole wakes in it.
-                if self.behind.any(stamp.mono) && self.revisions.contains_key(uid.as_str()) {
+                if self.behind.holding(stamp.mono) && self.revisions.contains_key(uid.as_str()) {
                     self.gone_later.push(uid);
                     return out;
                 }
-                self.revision_gone(&uid, &mut out);
+                self.revision_gone(&uid, stamp, &mut out);
                 return out;
             }
             obs @ (Observation::Deployment { .. }
@@ -305,9 +305,17 @@ impl Tracker {
         out
     }
 
-    /// A revision is deleted: its wake underway goes from the store, its release's facts
-    /// change.
-    fn revision_gone(&mut self, uid: &str, out: &mut Output) {
+    /// A revision is deleted: a wake of it that ended is judged now, as nothing more of it
+    /// will come to wait for (the abort's grace is over for it); a wake still underway
+    /// goes from the store; its release's facts change.
+    fn revision_gone(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {
+        let last_word = Stamp {
+            mono: stamp.mono + ABORT_GRACE,
+            ..stamp
+        };
+        if self.synced {
+            self.evaluate(uid, last_word, out);
+        }
         self.held.remove(uid);
         if let Some(rev) = self.revisions.remove(uid) {
             if rev.stored_open.is_some() {

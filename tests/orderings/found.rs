@@ -3145,5 +3145,121 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A revision replaced and deleted while every watch was held, its last wake aborted inside the outage:
+        // the Revisions' backlog brings the deletion first, and the wake that ended waits for the pods' and
+        // the Deployments' backlogs; it is judged, aborted, before the revision goes (census 64507).
+        Case {
+            seed: 11780556900166479013,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![
+                Aborted,
+                Replace,
+                Served,
+                Served,
+                FailedUnschedulable,
+                Served,
+            ],
+            lag: [20, 0, 652, 20, 20],
+            faults: vec![
+                Fault::Held {
+                    wake: 8271751769454387915,
+                    before: 2606,
+                    after: 145,
+                    delays: [157, 0, 0, 0, 0],
+                },
+                Fault::Held {
+                    wake: 17677107811190867986,
+                    before: 1239,
+                    after: 1967,
+                    delays: [484, 0, 266, 4879, 948],
+                },
+            ],
+        },
+        // The same, the deletion judged only once the Deployments' watch, the last, is back (census 88776).
+        Case {
+            seed: 194223605814802168,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![FailedCrash, Aborted, Replace, FailedPull, Served, Served],
+            lag: [609, 13, 982, 0, 0],
+            faults: vec![Fault::Held {
+                wake: 17069736527310573907,
+                before: 2641,
+                after: 2112,
+                delays: [0, 0, 0, 395, 74],
+            }],
+        },
+        // History after the lists: the restart found a served period underway, the Deployment three generations
+        // past the stored rest, the wake between (failed, every write of it held) known only so. It is recorded
+        // before the period's rise, aborted, over before the period's first pod; that serving pod is not its own (census 19637).
+        Case {
+            seed: 6069918707340578429,
+            first_start: Some(FirstStart {
+                at: 2143,
+                lists: [408, 155, 255, 343, 675],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![FailedUnschedulable, Served, Served],
+            lag: [0, 728, 475, 26, 150],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 51227,
+                    down: 833,
+                    after: 5752,
+                },
+                Fault::Held {
+                    wake: 17444721244010580017,
+                    before: 1029,
+                    after: 2050,
+                    delays: [6618, 11219, 9013, 0, 2838],
+                },
+                Fault::Held {
+                    wake: 7032618848272402882,
+                    before: 2904,
+                    after: 889,
+                    delays: [9411, 0, 0, 4531, 10017],
+                },
+            ],
+        },
+        // The counter-case: the Deployment at zero two generations past the stored rest, with a pod of the
+        // period those two changes were still serving: that period is the wake they count, and no other is recorded (census 78624).
+        Case {
+            seed: 15641884640555081235,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Replace, Served],
+            lag: [20, 20, 20, 0, 0],
+            faults: vec![
+                Fault::Relist {
+                    kind: 3,
+                    at: 192302,
+                    gap: 431,
+                },
+                Fault::MidListHistory {
+                    at: 35809,
+                    down: 1101,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 11710101278043584897,
+                    before: 599,
+                    after: 1219,
+                    delays: [5861, 0, 2617, 0, 162],
+                },
+            ],
+        },
     ]
 }

@@ -56,7 +56,7 @@ impl Machine {
             p.replicas == 0 && dep.replicas > 0 && dep.generation >= p.generation + 3
         });
         if (rose_and_fell || and_rose_again) && stamp.via != Via::Resumed {
-            self.missed_deployment_wake(stamp);
+            self.missed_deployment_wake(stamp, and_rose_again);
         }
         match prev.map(|p| p.replicas) {
             Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && self.pa_rested_since() => {}
@@ -319,7 +319,7 @@ impl Machine {
     /// outage, its pods gone before the relist. It began after the Deployment was last
     /// seen at zero, and ended by the PA's `NoTraffic` if that is newer, else by now. It is
     /// noted like one the PA's trace shows ([`Machine::missed_pa_wake`]).
-    fn missed_deployment_wake(&mut self, stamp: Stamp) {
+    fn missed_deployment_wake(&mut self, stamp: Stamp, before_rise: bool) {
         let Some(dep_zero) = self.zero_seen[Stream::Deployment as usize] else {
             return;
         };
@@ -352,6 +352,9 @@ impl Machine {
             .filter(|(since, _)| *since > after)
             .map_or(At::arrival(stamp), |(_, at)| at);
         self.note_unseen(after, end, end.second(), stamp);
+        if let Some(u) = self.unseen.as_deref_mut() {
+            u.before_rise = before_rise;
+        }
     }
 
     /// Notes a whole wake that went by unseen after `after`, ended at `end`, unless its
@@ -365,6 +368,7 @@ impl Machine {
                 noticed: stamp.mono,
                 first_pod: None,
                 gave_up: false,
+                before_rise: false,
             }));
             self.note_gave_up();
         }

@@ -228,10 +228,12 @@ impl Machine {
             .chain(next_second)
             .min()
             .unwrap_or(i64::MAX);
-        let leftovers = self
-            .pods
-            .iter()
-            .any(|p| (u.after.timestamp()..before_next).contains(&p.created_second()));
+        // Its own pods still here: they date it better. (Not, before a rise the Deployment
+        // shows now, one that is not leaving: that is the rise's.)
+        let leftovers = self.pods.iter().any(|p| {
+            (p.snap.terminating() || !u.before_rise)
+                && (u.after.timestamp()..before_next).contains(&p.created_second())
+        });
         if leftovers || self.recorded.contains(&start.second()) {
             return;
         }
@@ -243,7 +245,13 @@ impl Machine {
             Some((_, at)) if at.wall < u.end.wall => at,
             _ => u.end,
         };
-        let end = At::back_from(now, end.wall.max(u.after));
+        // Over before the newer period's first pod was made, too.
+        let newer = (self.pods.iter())
+            .filter(|p| !p.snap.terminating() && p.snap.created > u.after)
+            .map(|p| p.snap.created)
+            .min();
+        let end = newer.map_or(end.wall, |made| made.min(end.wall));
+        let end = At::back_from(now, end.max(u.after));
         // Knative gave up on it: it failed, for the reason a pod of it showed before it
         // went, if one did.
         if u.gave_up {

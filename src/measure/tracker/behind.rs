@@ -95,18 +95,20 @@ impl Tracker {
         self.release_held(stamp, &mut out);
         if !self.behind.any(stamp.mono) {
             out.extend(self.evaluate_waking(stamp));
-            self.gone_now(stamp, &mut out);
         }
+        self.gone_now(stamp, &mut out);
         out
     }
 
-    /// Removes the revisions deleted while a measuring watch was down, once none is.
+    /// Removes the revisions deleted while a watch of revisions' objects was down, once
+    /// none is: what their backlogs bring (a Deployment's fall among it) judges their last
+    /// wake first.
     pub(super) fn gone_now(&mut self, stamp: Stamp, out: &mut Output) {
-        if self.gone_later.is_empty() || self.behind.any(stamp.mono) {
+        if self.gone_later.is_empty() || self.behind.holding(stamp.mono) {
             return;
         }
         for uid in std::mem::take(&mut self.gone_later) {
-            self.revision_gone(&uid, out);
+            self.revision_gone(&uid, stamp, out);
         }
     }
 }
