@@ -3261,5 +3261,36 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // The process died with every watch held before its initial start's fall: the store has that start
+        // recorded and no rest. The successor's lists show the Deployment at zero four generations on: born at
+        // scale, it fell at generation 2 after that start, and a wake went by unseen after it (census 6047).
+        Case {
+            seed: 17340899595331933730,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Aborted, Served, FailedPull],
+            lag: [1765, 0, 298, 0, 1466],
+            faults: vec![
+                Fault::Relist {
+                    kind: 2,
+                    at: 101145,
+                    gap: 848,
+                },
+                Fault::MidListHistory {
+                    at: 21279,
+                    down: 531,
+                    listed: 2,
+                },
+                Fault::Held {
+                    wake: 7033689152214664129,
+                    before: 2624,
+                    after: 942,
+                    delays: [354, 0, 342, 0, 0],
+                },
+            ],
+        },
     ]
 }

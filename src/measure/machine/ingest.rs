@@ -44,19 +44,32 @@ impl Machine {
         }
         let created_at_scale = prev.is_none() && dep.generation == 1 && dep.replicas > 0;
         self.deployment_seen_before |= prev.is_some();
+        // First seen now, after an initial start recorded (by a process that died before it
+        // saw the fall): born at scale, it fell to zero at generation 2 after that start
+        // served, as far as anything tells (a scale-up inside the start's period would
+        // move it once more).
+        let after_initial = (self.last())
+            .filter(|l| prev.is_none() && l.initial && l.served)
+            .map(|l| l.end_second);
+        let compared = prev.or(after_initial.map(|_| DeploymentSnap {
+            version: 0,
+            replicas: 0,
+            generation: 2,
+        }));
         // At zero then and now, its scale changed at least twice in between: it rose and
         // fell unseen (a relist after an outage forgets the events, not the generation).
-        let rose_and_fell = prev.is_some_and(|p| {
+        let rose_and_fell = compared.is_some_and(|p| {
             p.replicas == 0 && dep.replicas == 0 && dep.generation >= p.generation + 2
         });
         // At zero then and wanting pods now, three changes at least: a whole wake rose and
         // fell unseen before the rise it shows (a process that died while the API server
         // was away, and a list after the next request).
-        let and_rose_again = prev.is_some_and(|p| {
+        let and_rose_again = compared.is_some_and(|p| {
             p.replicas == 0 && dep.replicas > 0 && dep.generation >= p.generation + 3
         });
         if (rose_and_fell || and_rose_again) && stamp.via != Via::Resumed {
-            self.missed_deployment_wake(stamp, and_rose_again);
+            let floor = after_initial.and_then(|s| DateTime::from_timestamp(s, 0));
+            self.missed_deployment_wake(stamp, and_rose_again, floor);
         }
         match prev.map(|p| p.replicas) {
             Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && self.pa_rested_since() => {}
@@ -319,8 +332,13 @@ impl Machine {
     /// outage, its pods gone before the relist. It began after the Deployment was last
     /// seen at zero, and ended by the PA's `NoTraffic` if that is newer, else by now. It is
     /// noted like one the PA's trace shows ([`Machine::missed_pa_wake`]).
-    fn missed_deployment_wake(&mut self, stamp: Stamp, before_rise: bool) {
-        let Some(dep_zero) = self.zero_seen[Stream::Deployment as usize] else {
+    fn missed_deployment_wake(
+        &mut self,
+        stamp: Stamp,
+        before_rise: bool,
+        floor: Option<DateTime<Utc>>,
+    ) {
+        let Some(dep_zero) = self.zero_seen[Stream::Deployment as usize].or(floor) else {
             return;
         };
         if self.wake.is_some() || self.unseen.is_some() {

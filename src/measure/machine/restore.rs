@@ -16,6 +16,7 @@ impl Machine {
     /// have begun before it, from the second after its start.
     pub fn restore(
         &mut self,
+        kind: WakeKind,
         start_second: i64,
         outcome: Outcome,
         end: DateTime<Utc>,
@@ -43,7 +44,7 @@ impl Machine {
                 },
                 served: outcome == Outcome::Served,
                 closed: None,
-                initial: false,
+                initial: kind == WakeKind::Initial,
             }));
         }
     }

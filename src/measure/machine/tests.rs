@@ -301,6 +301,7 @@ fn a_timed_out_condition_left_from_the_last_wake_does_not_fail_the_next() {
 fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     let mut f = Feed::new();
     f.m.restore(
+        WakeKind::Wake,
         f.second(0).timestamp() - 100,
         Outcome::Served,
         f.second(0),
@@ -329,6 +330,7 @@ fn a_wake_missed_while_down_is_rebuilt_from_timestamps_once() {
     // The same pod seen again by a later restart, now recorded: nothing new.
     let mut again = Feed::new();
     again.m.restore(
+        WakeKind::Wake,
         done.start_second,
         Outcome::Served,
         done.serving_at.unwrap(),

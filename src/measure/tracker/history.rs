@@ -298,7 +298,8 @@ impl Tracker {
                     .serving_at
                     .unwrap_or(w.requested_at + Duration::milliseconds(w.duration_ms as i64));
                 let bounded = w.precision == Precision::S;
-                rev.machine.restore(w.start_second, w.outcome, end, bounded);
+                rev.machine
+                    .restore(w.kind, w.start_second, w.outcome, end, bounded);
             }
             if let Some(key) = rev.service.clone() {
                 self.dirty.insert(key.clone());
