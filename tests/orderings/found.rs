@@ -3292,5 +3292,37 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // History after the lists, the next request already underway in them: the Deployment three
+        // generations past the stored rest tells a wake before the rise it shows, recorded before the wake
+        // the list opens, which its pods otherwise took for the same (census 4719).
+        Case {
+            seed: 17862495627391838478,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![FailedUnschedulable, Aborted, Served, Served, Served],
+            lag: [20, 908, 963, 0, 767],
+            faults: vec![
+                Fault::Held {
+                    wake: 13815339522593071271,
+                    before: 1808,
+                    after: 2407,
+                    delays: [145, 399, 11838, 224, 107],
+                },
+                Fault::LateHistory {
+                    at: 82713,
+                    down: 739,
+                    after: 7683,
+                },
+                Fault::Held {
+                    wake: 7783983970473835132,
+                    before: 999,
+                    after: 2551,
+                    delays: [840, 0, 10420, 0, 5677],
+                },
+            ],
+        },
     ]
 }

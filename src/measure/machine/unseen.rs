@@ -148,11 +148,10 @@ impl Machine {
             .map(|p| p.snap.created)
             .min();
         if let Some(start) = start.or(initial.then(|| At::arrival(now))) {
-            // A wake known only by its trace, over before this one began, is not this one.
-            if self
-                .unseen
-                .as_ref()
-                .is_some_and(|u| u.end.second() < start.second())
+            // A wake known only by its trace, over before this one began (or before the
+            // rise the Deployment shows, which this is), is not this one.
+            if (self.unseen.as_ref())
+                .is_some_and(|u| u.before_rise || u.end.second() < start.second())
             {
                 self.record_unseen(now, ctx, out, Some(start.second()));
             }
