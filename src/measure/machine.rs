@@ -193,8 +193,10 @@ struct Gone {
     /// The last that showed why it did not serve, by its creation second.
     trouble: Option<(i64, Failure)>,
     /// The last that served while no recorded wake explained it: its creation and when it
-    /// turned ready.
+    /// turned ready (of its period's pods, the first made and the first ready).
     served: Option<(At, At)>,
+    /// When that period's pods were asked to go, as the last of them removed showed.
+    served_until: Option<DateTime<Utc>>,
 }
 
 /// One revision's wake state.

@@ -3324,5 +3324,39 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A first sync inside the outage: the pods' backlog brings a served period whole, its first pod
+        // and two of a scale-up removed together at its end, the last removed a scale-up's. The period
+        // began with its first pod, not the last removed (census 4178).
+        Case {
+            seed: 9233671544633080105,
+            first_start: Some(FirstStart {
+                at: 2598,
+                lists: [275, 186, 172, 78, 13],
+            }),
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedPull, ScaleUp, FailedPull, Replace, Served, Replace],
+            lag: [1666, 0, 130, 0, 20],
+            faults: vec![
+                Fault::Outage {
+                    at: 94961,
+                    gap: 2166,
+                },
+                Fault::Held {
+                    wake: 17077994337365612803,
+                    before: 986,
+                    after: 1924,
+                    delays: [9168, 5841, 109, 105, 0],
+                },
+                Fault::Held {
+                    wake: 9612732936064990386,
+                    before: 1253,
+                    after: 2192,
+                    delays: [0, 457, 4478, 0, 404],
+                },
+            ],
+        },
     ]
 }

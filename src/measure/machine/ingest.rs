@@ -232,7 +232,20 @@ impl Machine {
         }
         // So does its serving, when no recorded wake explains it yet.
         if let Some(ready) = gone.ready.filter(|_| !gone.accounted) {
-            self.gone.get_or_insert_default().served = Some((gone.created, ready));
+            let g = self.gone.get_or_insert_default();
+            // Knative removes a period's pods together, at its end: one made before the
+            // last removed was asked to go is of that period (a scale-up of it), which
+            // began with the first of them made.
+            let same_period = g
+                .served_until
+                .is_some_and(|until| gone.snap.created <= until);
+            g.served = match g.served {
+                Some((made, up)) if same_period => {
+                    Some((made.earliest(gone.created), up.earliest(ready)))
+                }
+                _ => Some((gone.created, ready)),
+            };
+            g.served_until = gone.snap.deleting;
         }
         // Never served: seen in every state it had (only streamed) and never ready, or
         // never running at all. A pod a list showed that ran may have served unseen (its
