@@ -3358,5 +3358,40 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A first sync inside the outage: a revision born at scale, its initial start served and its
+        // Deployment back at zero before its Revision came; the period the lists found, its pods leaving,
+        // began before that sight of zero, so it is the initial start, not a wake (census 55925).
+        Case {
+            seed: 13504695242210732749,
+            first_start: Some(FirstStart {
+                at: 1531,
+                lists: [174, 615, 224, 760, 588],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Replace],
+            lag: [133, 20, 118, 20, 20],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 174510,
+                    down: 876,
+                    listed: 4,
+                },
+                Fault::Held {
+                    wake: 13528145381402400064,
+                    before: 2875,
+                    after: 2852,
+                    delays: [0, 7468, 326, 0, 6544],
+                },
+                Fault::Held {
+                    wake: 1814149213066479372,
+                    before: 1594,
+                    after: 2060,
+                    delays: [0, 117, 11586, 106, 5],
+                },
+            ],
+        },
     ]
 }

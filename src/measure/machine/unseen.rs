@@ -155,7 +155,9 @@ impl Machine {
             {
                 self.record_unseen(now, ctx, out, Some(start.second()));
             }
-            self.open_as(self.kind_of_new(made), start, ctx);
+            // With no pod of it here, its start says whether it began after the revision
+            // was first seen at zero (a wake) or before (the period that sight ended).
+            self.open_as(self.kind_of_new(made.or(Some(start.wall))), start, ctx);
             if let Some(w) = self.wake.as_mut() {
                 w.pod_seen = pod_seen;
             }
