@@ -3393,5 +3393,65 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 22379 (held): an abort whose Deployment backlog came first, rise and fall undated,
+        // its one pod's removal after, stamped in the second it was asked to go: that stamp
+        // bounds the end, not the backlog's arrival 2 s after it
+        Case {
+            seed: 17759921263772689824,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Served, FailedCrash, Aborted, Served, Served],
+            lag: [170, 247, 0, 249, 233],
+            faults: vec![
+                Fault::Held {
+                    wake: 1571853103787671497,
+                    before: 2454,
+                    after: 306,
+                    delays: [192, 0, 8043, 0, 0],
+                },
+                Fault::LateHistory {
+                    at: 65714,
+                    down: 917,
+                    after: 13013,
+                },
+                Fault::Relist {
+                    kind: 3,
+                    at: 33753,
+                    gap: 465,
+                },
+            ],
+        },
+        // census 32175 (held): a served wake ended by the Deployment's undated backlog, its start
+        // bounded from below by the rest before it; the PA's backlog then brought its `Queued`,
+        // which dates it (its record began 2 s early, at that rest)
+        Case {
+            seed: 226631404795987831,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Served, ScaleUp, FailedTimedOut],
+            lag: [20, 20, 273, 20, 231],
+            faults: vec![
+                Fault::Held {
+                    wake: 3823430987757418645,
+                    before: 998,
+                    after: 575,
+                    delays: [6289, 24, 4789, 2495, 9878],
+                },
+                Fault::Outage {
+                    at: 68986,
+                    gap: 2020,
+                },
+                Fault::Restart {
+                    at: 38146,
+                    down: 755,
+                },
+            ],
+        },
     ]
 }

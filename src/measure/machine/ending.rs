@@ -220,7 +220,11 @@ impl Machine {
             // `NoTraffic` of the same second, which is the last wake's end.
             .filter(|(since, _)| since.timestamp() > w.start_second())
             .map(|(_, at)| at);
-        let first = [w.first_fall, idle]
+        // A pod's removal dates a fall a replay showed undated (see `Machine::remove_pod`).
+        let pods = w
+            .pods_fell
+            .filter(|_| w.first_fall.is_some_and(|f| f.undated));
+        let first = [w.first_fall, pods, idle]
             .into_iter()
             .flatten()
             .reduce(At::earliest);

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
 use super::evidence::{Autoscaler, Pod, failure, why_not_serving};
+use super::underway::Wake;
 use super::{Closed, Edge, Machine, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 use scaling_facts_api::WakeKind;
@@ -258,6 +259,7 @@ impl Machine {
         let fell = (gone.snap.deleting).map_or(At::arrival(stamp), |asked| {
             At::by_stamp(stamp, asked, Side::End)
         });
+        let dated = gone.snap.deleting.is_some();
         // The whole wake noticed from its trace waits for its pods to go; one of them
         // dates its start better than the rest it began after.
         if let Some(u) = self.unseen.as_deref_mut()
@@ -272,12 +274,15 @@ impl Machine {
         self.pods.retain(|p| p.snap.name != name);
         // Knative removes a woken revision's pods only when it scales it to zero: the last
         // of the open wake's going before it ran is its end, which the PA's and the Deployment's
-        // backlogs have not shown yet while their watches are down. A pod made later is
-        // the next wake's (see `settle`).
+        // backlogs have not shown yet while their watches are down, or which a replayed
+        // Deployment showed undated (its removal's stamp dates it better). A pod made
+        // later is the next wake's (see `settle`).
+        let behind = self.behind;
+        let unknown_fall = |w: &Wake| w.first_fall.map_or(behind, |f| f.undated && dated);
         if let Some(w) = self
             .wake
             .as_deref_mut()
-            .filter(|w| self.behind && w.first_fall.is_none() && never_ran && made >= w.floor)
+            .filter(|w| unknown_fall(w) && never_ran && made >= w.floor)
             && !self
                 .pods
                 .iter()

@@ -13,6 +13,8 @@
 
 use std::collections::VecDeque;
 
+use chrono::DateTime;
+
 use scaling_facts_api::{Outcome, WakeKind};
 
 use super::dating::At;
@@ -146,10 +148,18 @@ impl Machine {
             .and_then(|p| p.queued())
             .filter(|(since, _)| (queued_from..=end).contains(&since.timestamp()))
         {
-            u.wake.queued.get_or_insert(since.timestamp());
+            let queued = *u.wake.queued.get_or_insert(since.timestamp());
             // Knative's own record of the request: a wake, whatever else went by unseen
             // (its pods may have come and gone before this replay).
             u.wake.evidence = true;
+            // And its date: a start known only from below (the rest it followed, see
+            // `Machine::close`) began when the PA queued, in that second.
+            if let Some(q) = DateTime::from_timestamp(queued, 0)
+                && !u.wake.requested.exact
+                && u.wake.requested.wall < q
+            {
+                u.wake.requested = u.wake.requested.shifted(q);
+            }
         }
         // The PA's `NoTraffic` within it dates its end better than an undated fall.
         if let Some((_, at)) = self
