@@ -3453,5 +3453,24 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 58184 (held): an abort and the next wake's request in one second, every watch but
+        // the Deployment's held across both; the replay took the next wake's pod, made in that
+        // second and never scheduled, before the PA's rest, and failed the abort for its reason
+        Case {
+            seed: 6793806221631714145,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Served, Aborted, FailedUnschedulable, FailedUnschedulable],
+            lag: [20, 1588, 282, 0, 1816],
+            faults: vec![Fault::Held {
+                wake: 1968885867707946374,
+                before: 2336,
+                after: 2915,
+                delays: [486, 9638, 3432, 0, 0],
+            }],
+        },
     ]
 }

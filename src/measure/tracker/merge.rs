@@ -2,7 +2,7 @@
 //! ([`super::hold`]): each stream's own order kept, the streams merged by the times the
 //! objects give. Pure: observations and stamps in, indices out.
 
-use crate::measure::observe::{Container, Observation, Stamp, Via};
+use crate::measure::observe::{CondStatus, Container, Observation, Stamp, Via};
 
 /// What a revision's Deployment and PodAutoscaler last showed before the hold: replicas
 /// and desired scale, when known.
@@ -18,6 +18,13 @@ enum Kind {
     Autoscaler = 2,
     Revision = 3,
 }
+
+/// The tie of a pod's progress in its second: before Knative decides anything on it.
+const PROGRESSES: i8 = -5;
+
+/// The tie of a PA's decision in its second: after the pods' progress of that second,
+/// before those it makes or removes.
+const DECIDES: i8 = -2;
 
 /// A scale going to or from zero.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -75,6 +82,31 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
                     }
                     desired = Some(now);
                 }
+                // In one second, the pods follow Knative's decision to scale (made when
+                // it queues, rests or gives up), and its `Active=True` follows them.
+                let active = pa
+                    .active
+                    .as_ref()
+                    .is_some_and(|c| c.status == CondStatus::True);
+                last[k] = key;
+                streams[k].push((i, key, if active { 0 } else { DECIDES }));
+                continue;
+            }
+            Observation::Pod { pod, .. } => {
+                // A pod is made, or asked to go unready, after the decision of its
+                // second; it progresses (scheduled, running, ready) before the next, and
+                // one that served keeps its serving before the fall that removes it.
+                let stamp_of = |t: chrono::DateTime<chrono::Utc>| t.timestamp_millis() == key;
+                let served = pod.running
+                    || pod
+                        .ready
+                        .as_ref()
+                        .is_some_and(|c| c.status == CondStatus::True);
+                let follows =
+                    stamp_of(pod.created) || !served && pod.deleting.is_some_and(stamp_of);
+                last[k] = key;
+                streams[k].push((i, key, if follows { 0 } else { PROGRESSES }));
+                continue;
             }
             _ => {}
         }
@@ -111,8 +143,8 @@ fn place_deployment(
     let (mut key, mut tie) = (i64::MIN, 0i8);
     for (item, (placed, turn)) in stream.iter_mut().zip(items) {
         let paired = match turn {
-            Some(Turn::Rise) => Some(rises.next().map(|k| (k, -1))),
-            Some(Turn::Fall) => Some(falls.next().map(|k| (k, 1))),
+            Some(Turn::Rise) => Some(rises.next().map(|k| (k, DECIDES - 1))),
+            Some(Turn::Fall) => Some(falls.next().map(|k| (k, DECIDES + 1))),
             None => None,
         };
         if key == i64::MAX {

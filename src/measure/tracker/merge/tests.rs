@@ -92,9 +92,28 @@ fn a_pods_backlog_that_comes_first_waits_for_the_pa_wake_it_belongs_to() {
         (pa(1, "Queued", CondStatus::Unknown, 7), late(48_000)),
         (pa(1, "", CondStatus::True, 9), late(48_000)),
     ];
-    // The first wake's start, its pod, its end; then the next wake's start, its pod
-    // ready, the PA active.
-    assert_eq!(ordered(&held, (Some(0), Some(0))), vec![2, 0, 3, 4, 1, 5]);
+    // The first wake's start, its end, and its pod that never ran, asked to go in that
+    // second (by the fall); then the next wake's start, its pod ready, the PA active.
+    assert_eq!(ordered(&held, (Some(0), Some(0))), vec![2, 3, 0, 4, 1, 5]);
+}
+
+#[test]
+fn in_one_second_knative_decides_before_the_pods_it_makes_and_after_those_that_serve() {
+    let late = |ms| stamp(ms, Via::Resumed);
+    // An abort and the next wake in one second: the first wake's pod, never run, asked
+    // to go at 19; the PA resting and queuing again at 19; the next wake's pod made at
+    // 19. Then a pod ready at 30 and the PA resting at 30.
+    let held = vec![
+        (pod("a", 17, None, Some(19)), late(50_000)),
+        (pod("b", 19, None, None), late(50_000)),
+        (pod("c", 25, Some(30), None), late(50_000)),
+        (pa(0, "NoTraffic", CondStatus::False, 19), late(55_000)),
+        (pa(1, "Queued", CondStatus::Unknown, 19), late(55_000)),
+        (pa(0, "NoTraffic", CondStatus::False, 30), late(55_000)),
+    ];
+    // The rest and the request first, then the pods they removed and made; the pod ready
+    // in the second of the next rest before it.
+    assert_eq!(ordered(&held, (Some(1), Some(1))), vec![3, 4, 0, 1, 2, 5]);
 }
 
 #[test]
