@@ -160,6 +160,7 @@ fn a_wake_aborted_and_asked_again_while_down_is_recorded_from_the_store() {
         start_second: Clock::second(31_692).timestamp(),
         requested_at: Clock::wall(31_692),
         ended_at: None,
+        ended_undated: false,
         trouble: None,
     };
     // The wake before it, closed by a relist at an upper bound past this one's start.
@@ -430,6 +431,7 @@ fn history_merged_before_the_sync_keeps_the_stored_wake_underway() {
         start_second: Clock::second(20_414).timestamp(),
         requested_at: Clock::second(20_414),
         ended_at: None,
+        ended_undated: false,
         trouble: None,
     };
     let out = tr.merge_history(

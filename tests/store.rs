@@ -455,6 +455,7 @@ on_both_backends!(
             start_second: t(40).timestamp(),
             requested_at: t(40) + chrono::Duration::milliseconds(125),
             ended_at: None,
+            ended_undated: false,
             trouble: None,
         };
         store
@@ -462,8 +463,10 @@ on_both_backends!(
             .await
             .unwrap();
         assert_eq!(store.open_wakes().await.unwrap(), vec![underway.clone()]);
-        // What the machine learns later replaces the row: the pods' reason, the fall.
+        // What the machine learns later replaces the row: the pods' reason, the fall
+        // (replayed, so only an upper bound).
         underway.ended_at = Some(t(75) + chrono::Duration::milliseconds(9));
+        underway.ended_undated = true;
         underway.trouble = Some(scaling_facts_api::Failure {
             reason: "ErrImagePull".into(),
             message: "pull access denied".into(),

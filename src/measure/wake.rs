@@ -25,6 +25,9 @@ pub struct OpenWake {
     /// may not show once the next wake began.
     #[serde(default)]
     pub ended_at: Option<DateTime<Utc>>,
+    /// That end is only an upper bound: a replayed fall, which carries no date.
+    #[serde(default)]
+    pub ended_undated: bool,
     /// Why its pods were not serving, as they last showed (a pull error, a crash loop):
     /// Knative's give-up may come while the process is down and the pods are gone by its
     /// restart, and the failure still names its cause.
@@ -40,6 +43,7 @@ impl OpenWake {
             start_second: u.start_second,
             requested_at: u.requested_at,
             ended_at: u.ended_at,
+            ended_undated: u.ended_undated,
             trouble: u.trouble,
         }
     }
@@ -50,6 +54,7 @@ impl OpenWake {
             requested_at: self.requested_at,
             start_second: self.start_second,
             ended_at: self.ended_at,
+            ended_undated: self.ended_undated,
             trouble: self.trouble.clone(),
         }
     }
@@ -62,6 +67,7 @@ pub struct Underway {
     pub requested_at: DateTime<Utc>,
     pub start_second: i64,
     pub ended_at: Option<DateTime<Utc>>,
+    pub ended_undated: bool,
     pub trouble: Option<Failure>,
 }
 

@@ -189,6 +189,7 @@ mod tests {
             start_second: s,
             requested_at: chrono::DateTime::from_timestamp(s, 0).unwrap(),
             ended_at: None,
+            ended_undated: false,
             trouble: None,
         }
     }

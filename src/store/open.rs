@@ -43,7 +43,7 @@ impl Store {
     pub async fn open_wakes(&self) -> Result<Vec<OpenWake>, StoreError> {
         let rows = sqlx::query(
             "SELECT revision_uid, kind, start_second, requested_ms, ended_ms, trouble_reason, \
-             trouble_message FROM open_wakes \
+             trouble_message, ended_undated FROM open_wakes \
              ORDER BY revision_uid",
         )
         .fetch_all(self.pool())
@@ -62,6 +62,7 @@ impl Store {
                         .try_get::<Option<i64>, _>(4)?
                         .map(|ms| time_of("open_wakes.ended_ms", ms))
                         .transpose()?,
+                    ended_undated: row.try_get::<Option<i64>, _>(7)? == Some(1),
                     trouble: match (
                         row.try_get::<Option<String>, _>(5)?,
                         row.try_get::<Option<String>, _>(6)?,
@@ -82,11 +83,12 @@ fn upsert(w: &OpenWake) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArgum
     sqlx::query(
         "INSERT INTO open_wakes \
          (revision_uid, kind, start_second, requested_ms, ended_ms, trouble_reason, \
-         trouble_message) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (revision_uid) DO UPDATE SET \
+         trouble_message, ended_undated) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (revision_uid) DO UPDATE SET \
          kind = excluded.kind, start_second = excluded.start_second, \
          requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms, \
-         trouble_reason = excluded.trouble_reason, trouble_message = excluded.trouble_message",
+         trouble_reason = excluded.trouble_reason, trouble_message = excluded.trouble_message, \
+         ended_undated = excluded.ended_undated",
     )
     .bind(&w.revision_uid)
     .bind(w.kind.as_str())
@@ -95,4 +97,5 @@ fn upsert(w: &OpenWake) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArgum
     .bind(w.ended_at.map(|e| e.timestamp_millis()))
     .bind(w.trouble.as_ref().map(|t| t.reason.as_str()))
     .bind(w.trouble.as_ref().map(|t| t.message.as_str()))
+    .bind(i64::from(w.ended_undated))
 }

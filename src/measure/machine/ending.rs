@@ -284,8 +284,11 @@ impl Machine {
             return self.close(Some(Outcome::Served), at, now, out);
         }
         // While a watch is down, the pods that say why Knative gave up may still be
-        // coming: the verdict waits ([`super::judging`]).
-        if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind {
+        // coming: the verdict waits ([`super::judging`]). An end known only from above
+        // (a replayed fall) past the deadline says nothing of how long the wake lasted:
+        // without a reason or a `TimedOut` to say it failed, it is an abort.
+        let unproven = end.undated && w.trouble.is_none() && w.gave_up_seen.is_none();
+        if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind && !unproven {
             let end = end.shifted(w.deadline_at);
             // For the reason its pods showed last, if they did.
             let f = w.trouble.clone().unwrap_or_else(gave_up);

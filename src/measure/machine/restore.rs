@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
-use super::evidence::Autoscaler;
+use super::evidence::{Autoscaler, gave_up};
 use super::{Closed, Ctx, Finished, Machine, Stream, Wake, remember};
 use crate::measure::observe::Stamp;
 use crate::measure::wake::Underway;
@@ -79,6 +79,7 @@ impl Machine {
             requested_at,
             start_second,
             ended_at,
+            ended_undated,
             trouble,
         } = u;
         if self.wake.is_some() {
@@ -91,7 +92,10 @@ impl Machine {
             w.floor = w.floor.min(start_second - 1);
             w.evidence = true;
             // Its streams had fallen, and the last process died waiting out the grace.
-            w.first_fall = ended_at.map(|e| At::back_from(now, e));
+            w.first_fall = ended_at.map(|e| At {
+                undated: ended_undated,
+                ..At::back_from(now, e)
+            });
             w.trouble = trouble;
         }
         // The lists are fresh: whatever wants pods now rose for it before the restart,
@@ -199,7 +203,13 @@ impl Machine {
         // arrival of a backlog dates it, is the rest it followed: the bound its record
         // would have had.
         if let Some(u) = self.oldest_unjudged() {
-            return Some(underway(&u.wake, Some(u.end)));
+            let mut row = underway(&u.wake, Some(u.end));
+            // Knative's give-up within it, which its restored end (maybe only an upper
+            // bound, past the deadline) no longer proves: kept as its reason.
+            if u.gave_up.is_some() {
+                row.trouble.get_or_insert_with(gave_up);
+            }
+            return Some(row);
         }
         // A stream's fall, not the machine's `ending`, which may be a stream that has not
         // shown its rise yet.
@@ -222,6 +232,7 @@ fn underway(w: &Wake, ended: Option<At>) -> Underway {
         requested_at: requested,
         start_second: w.start_second().min(requested.timestamp()),
         ended_at: ended.map(|e| e.wall),
+        ended_undated: ended.is_some_and(|e| e.undated),
         trouble: w.trouble.clone(),
     }
 }

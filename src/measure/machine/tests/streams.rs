@@ -249,6 +249,7 @@ fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
             requested_at: f.second(41_000),
             start_second: f.second(41_000).timestamp(),
             ended_at: None,
+            ended_undated: false,
             trouble: None,
         },
         now,
