@@ -350,3 +350,47 @@ fn a_whole_wake_knative_gave_up_on_unseen_is_recorded_failed() {
         Some("TimedOut")
     );
 }
+
+/// A wake restored with its end seen at 81 s (40 s after its start, past Knative's
+/// deadline), the lists showing the revision at rest since 82 s: what the restart records.
+fn restored_past_the_deadline(undated: bool) -> Finished {
+    let mut f = Feed::idle();
+    let now = f.stamp(85_000, Via::Listed);
+    f.no_traffic(82_000, 85_000, Via::Listed);
+    f.m.set_deployment(
+        DeploymentSnap {
+            version: 100,
+            replicas: 0,
+            generation: 6,
+        },
+        now,
+    );
+    f.m.restore_open(
+        crate::measure::wake::Underway {
+            kind: WakeKind::Wake,
+            requested_at: f.second(41_000),
+            start_second: f.second(41_000).timestamp(),
+            ended_at: Some(f.stamp(81_000, Via::Watched).wall),
+            ended_undated: undated,
+            trouble: None,
+        },
+        now,
+        &Ctx {
+            activation_timeout: std::time::Duration::from_secs(30),
+            ..ctx()
+        },
+    );
+    one(f.eval(120_000, Via::Watched))
+}
+
+#[test]
+fn an_end_only_a_replay_bounds_past_the_deadline_is_no_give_up() {
+    // Found by the orderings (census 83524): the Deployment's backlog brought the fall
+    // 40 s after a 3 s abort; the process died before the PA's and the pods' came.
+    let done = restored_past_the_deadline(true);
+    assert_eq!(done.outcome, Outcome::Aborted, "{done:?}");
+    assert!(done.failure.is_none(), "{done:?}");
+    // An end seen as it happened, past the deadline: Knative gave up on it by then.
+    let done = restored_past_the_deadline(false);
+    assert_eq!(done.outcome, Outcome::Failed, "{done:?}");
+}
