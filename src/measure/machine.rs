@@ -147,6 +147,27 @@ struct Edge {
     /// For a fall, the second the want it ends began, when the stream says (the PA's
     /// `Queued` or `Active` transition before it).
     period: Option<i64>,
+    /// The PA's `Queued` and `TimedOut` seconds as they stood when the edge came: edges
+    /// wait for the next evaluation (a whole sync's, at the first), and the PA may have
+    /// moved on by then.
+    pa: PaThen,
+}
+
+/// The PA's `Queued` and `TimedOut` seconds at one time.
+#[derive(Debug, Clone, Copy, Default)]
+struct PaThen {
+    queued: Option<i64>,
+    timed_out: Option<i64>,
+}
+
+impl PaThen {
+    fn of(pa: Option<&Autoscaler>) -> Self {
+        let second = |c: Option<(DateTime<Utc>, At)>| c.map(|(since, _)| since.timestamp());
+        Self {
+            queued: second(pa.and_then(Autoscaler::queued)),
+            timed_out: second(pa.and_then(Autoscaler::timed_out)),
+        }
+    }
 }
 
 /// The last wake that ended, to tell its late evidence from a new wake.
@@ -291,7 +312,13 @@ impl Machine {
             let s = edge.stream as usize;
             if edge.rise {
                 quiet_falls[s] = None;
-                self.rise((edge.stream, edge.at, edge.streamed), now, ctx, &mut out);
+                self.rise(
+                    (edge.stream, edge.at, edge.streamed),
+                    edge.pa,
+                    now,
+                    ctx,
+                    &mut out,
+                );
                 if let Some(w) = self.wake.as_mut().filter(|w| self.claimed[s] == w.id)
                     && edge.stream == Stream::Autoscaler
                 {

@@ -3472,5 +3472,72 @@ pub fn cases() -> Vec<Case> {
                 delays: [486, 9638, 3432, 0, 0],
             }],
         },
+        // census 75491 (held): a first sync that took 50 s, a whole abort streamed before it;
+        // its edges waited for the sync's evaluation, and the Deployment's rise read the PA as
+        // it stood at the end (given up on a later wake) and opened a second wake: a 6 ms abort
+        Case {
+            seed: 29929816477734662,
+            first_start: Some(FirstStart {
+                at: 555,
+                lists: [337, 163, 609, 640, 488],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: false,
+            episodes: vec![Aborted, FailedPull, Served, Served],
+            lag: [20, 20, 0, 0, 1001],
+            faults: vec![
+                Fault::Outage {
+                    at: 77630,
+                    gap: 2139,
+                },
+                Fault::Held {
+                    wake: 18071803315844976150,
+                    before: 2239,
+                    after: 165,
+                    delays: [266, 188, 176, 37, 8282],
+                },
+                Fault::Held {
+                    wake: 18163142856991302052,
+                    before: 2384,
+                    after: 371,
+                    delays: [0, 11672, 0, 0, 18],
+                },
+            ],
+        },
+        // census 55313 (held): the same, a first sync inside the outage: edges read the PA as it
+        // stood when they came, not at the evaluation
+        Case {
+            seed: 16289721398335999771,
+            first_start: Some(FirstStart {
+                at: 497,
+                lists: [460, 622, 720, 756, 156],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![FailedTimedOut, FailedTimedOut, Served, FailedPull],
+            lag: [0, 0, 7, 20, 252],
+            faults: vec![
+                Fault::Held {
+                    wake: 16327901956386464815,
+                    before: 863,
+                    after: 803,
+                    delays: [5313, 6370, 0, 314, 0],
+                },
+                Fault::Outage {
+                    at: 12623,
+                    gap: 1183,
+                },
+                Fault::Held {
+                    wake: 5379248611429175001,
+                    before: 532,
+                    after: 143,
+                    delays: [48, 295, 396, 0, 244],
+                },
+            ],
+        },
     ]
 }

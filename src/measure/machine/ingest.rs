@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::dating::{At, Side};
 use super::evidence::{Autoscaler, Pod, failure, why_not_serving};
 use super::underway::Wake;
-use super::{Closed, Edge, Machine, Stream, Thresholds, Unseen};
+use super::{Closed, Edge, Machine, PaThen, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
 use scaling_facts_api::WakeKind;
 
@@ -140,7 +140,7 @@ impl Machine {
                 let at = (pa.queued())
                     .or_else(|| pa.active().filter(|_| stamp.via != Via::Watched))
                     .map_or(At::arrival(stamp), |(_, at)| at);
-                self.edge(Stream::Autoscaler, true, at, stamp);
+                self.pa_edge(true, at, stamp, &pa);
             }
             (Some(b), Some(0)) if b > 0 => {
                 // A fall found by a list is dated by the condition that changed with it
@@ -151,7 +151,7 @@ impl Machine {
                     .zip(ended_before)
                     .find_map(|(c, before)| c.filter(|(since, _)| Some(*since) != before))
                     .map_or(At::arrival(stamp), |(_, at)| at);
-                self.edge(Stream::Autoscaler, false, at, stamp);
+                self.pa_edge(false, at, stamp, &pa);
                 if let Some(e) = self.edges.last_mut() {
                     e.period = period;
                 }
@@ -342,8 +342,8 @@ impl Machine {
             via: Via::Listed,
             ..stamp
         };
-        self.edge(Stream::Autoscaler, true, at, unseen);
-        self.edge(Stream::Autoscaler, false, at, unseen);
+        self.pa_edge(true, at, unseen, pa);
+        self.pa_edge(false, at, unseen, pa);
     }
 
     /// The Deployment rose and fell unseen, with no wake open: a whole wake went by in an
@@ -418,6 +418,15 @@ impl Machine {
             at,
             streamed: stamp.via != Via::Listed,
             period: None,
+            pa: PaThen::of(self.pa.as_ref()),
         });
+    }
+
+    /// The same for the PA's own edge: as `pa`, not yet kept, shows it.
+    fn pa_edge(&mut self, rise: bool, at: At, stamp: Stamp, pa: &Autoscaler) {
+        self.edge(Stream::Autoscaler, rise, at, stamp);
+        if let Some(e) = self.edges.last_mut() {
+            e.pa = PaThen::of(Some(pa));
+        }
     }
 }

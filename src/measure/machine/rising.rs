@@ -17,14 +17,13 @@ impl Machine {
     pub(super) fn rise(
         &mut self,
         (stream, at, streamed): (Stream, At, bool),
+        pa: super::PaThen,
         now: Stamp,
         ctx: &Ctx,
         out: &mut Vec<Finished>,
     ) {
         let s = stream as usize;
-        let pa = self.pa.as_ref();
-        let queued = pa.and_then(|p| p.queued()).map(|q| q.0.timestamp());
-        let timed_out = pa.and_then(|p| p.timed_out()).map(|t| t.0.timestamp());
+        let (queued, timed_out) = (pa.queued, pa.timed_out);
         // A rise its object dates (replayed, or listed) more than a second before the open
         // wake, or the last, began is an older wake's, arriving late: it neither joins
         // nor starts one. (A second for the spread of one reconcile's stamps; a wake whose
