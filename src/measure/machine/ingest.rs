@@ -412,21 +412,23 @@ impl Machine {
 
     /// A rise or fall dated `at`, brought by the observation of `stamp`.
     fn edge(&mut self, stream: Stream, rise: bool, at: At, stamp: Stamp) {
+        let pa = PaThen::of(self.pa.as_ref());
+        self.push_edge(stream, rise, at, stamp, pa);
+    }
+
+    /// The same for the PA's own edge: as `pa`, not yet kept, shows it.
+    fn pa_edge(&mut self, rise: bool, at: At, stamp: Stamp, pa: &Autoscaler) {
+        self.push_edge(Stream::Autoscaler, rise, at, stamp, PaThen::of(Some(pa)));
+    }
+
+    fn push_edge(&mut self, stream: Stream, rise: bool, at: At, stamp: Stamp, pa: PaThen) {
         self.edges.push(Edge {
             stream,
             rise,
             at,
             streamed: stamp.via != Via::Listed,
             period: None,
-            pa: PaThen::of(self.pa.as_ref()),
+            pa,
         });
-    }
-
-    /// The same for the PA's own edge: as `pa`, not yet kept, shows it.
-    fn pa_edge(&mut self, rise: bool, at: At, stamp: Stamp, pa: &Autoscaler) {
-        self.edge(Stream::Autoscaler, rise, at, stamp);
-        if let Some(e) = self.edges.last_mut() {
-            e.pa = PaThen::of(Some(pa));
-        }
     }
 }

@@ -64,15 +64,13 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
             newest_stamp(obs)
         };
         let key = own.unwrap_or(last[k]).max(last[k]);
-        match obs {
+        let tie = match obs {
             Observation::Deployment { dep, .. } => {
                 let turn = turn(replicas.map(|r| r > 0), dep.replicas > 0);
                 replicas = Some(dep.replicas);
                 // A live or listed one has its own place; a replayed one is paired below.
                 dep_turns.push((placed, turn));
-                streams[k].push((i, key, 0));
-                last[k] = key;
-                continue;
+                0
             }
             Observation::Autoscaler { pa, .. } => {
                 let now = pa.desired.filter(|d| *d >= 0);
@@ -88,9 +86,7 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
                     .active
                     .as_ref()
                     .is_some_and(|c| c.status == CondStatus::True);
-                last[k] = key;
-                streams[k].push((i, key, if active { 0 } else { DECIDES }));
-                continue;
+                if active { 0 } else { DECIDES }
             }
             Observation::Pod { pod, .. } => {
                 // A pod is made, or asked to go unready, after the decision of its
@@ -104,14 +100,12 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
                         .is_some_and(|c| c.status == CondStatus::True);
                 let follows =
                     stamp_of(pod.created) || !served && pod.deleting.is_some_and(stamp_of);
-                last[k] = key;
-                streams[k].push((i, key, if follows { 0 } else { PROGRESSES }));
-                continue;
+                if follows { 0 } else { PROGRESSES }
             }
-            _ => {}
-        }
+            _ => 0,
+        };
         last[k] = key;
-        streams[k].push((i, key, 0));
+        streams[k].push((i, key, tie));
     }
     place_deployment(
         &mut streams[Kind::Deployment as usize],

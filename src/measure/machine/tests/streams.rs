@@ -233,28 +233,7 @@ fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
     // Found by the orderings: the process died inside the abort's grace; the next one
     // restores the wake, lists the PA idle since the abort, and sees the next wake queue.
     let mut f = Feed::idle();
-    let now = f.stamp(45_872, Via::Listed);
-    f.no_traffic(44_000, 45_872, Via::Listed);
-    f.m.set_deployment(
-        DeploymentSnap {
-            version: 100,
-            replicas: 1,
-            generation: 6,
-        },
-        now,
-    );
-    f.m.restore_open(
-        crate::measure::wake::Underway {
-            kind: WakeKind::Wake,
-            requested_at: f.second(41_000),
-            start_second: f.second(41_000).timestamp(),
-            ended_at: None,
-            ended_undated: false,
-            trouble: None,
-        },
-        now,
-        &ctx(),
-    );
+    restore_at_41s(&mut f, (44_000, 45_872), 1, None, &ctx());
     let done = one(f.queued(46_000, 45_898, Via::Watched));
     assert_eq!(
         (done.outcome, done.start_second),
@@ -351,35 +330,46 @@ fn a_whole_wake_knative_gave_up_on_unseen_is_recorded_failed() {
     );
 }
 
-/// A wake restored with its end seen at 81 s (40 s after its start, past Knative's
-/// deadline), the lists showing the revision at rest since 82 s: what the restart records.
-fn restored_past_the_deadline(undated: bool) -> Finished {
-    let mut f = Feed::idle();
-    let now = f.stamp(85_000, Via::Listed);
-    f.no_traffic(82_000, 85_000, Via::Listed);
+/// A restart: the lists show the PA idle since `idle_ms` (listed at `listed_ms`) and the
+/// Deployment at `replicas`, and the store gives back the wake begun at 41 s, ended at
+/// `ended` (ms, and whether only a replay bounded it) if it had.
+fn restore_at_41s(
+    f: &mut Feed,
+    (idle_ms, listed_ms): (u64, u64),
+    replicas: u32,
+    ended: Option<(u64, bool)>,
+    ctx: &Ctx,
+) {
+    let now = f.stamp(listed_ms, Via::Listed);
+    f.no_traffic(idle_ms, listed_ms, Via::Listed);
     f.m.set_deployment(
         DeploymentSnap {
             version: 100,
-            replicas: 0,
+            replicas,
             generation: 6,
         },
         now,
     );
-    f.m.restore_open(
-        crate::measure::wake::Underway {
-            kind: WakeKind::Wake,
-            requested_at: f.second(41_000),
-            start_second: f.second(41_000).timestamp(),
-            ended_at: Some(f.stamp(81_000, Via::Watched).wall),
-            ended_undated: undated,
-            trouble: None,
-        },
-        now,
-        &Ctx {
-            activation_timeout: std::time::Duration::from_secs(30),
-            ..ctx()
-        },
-    );
+    let underway = crate::measure::wake::Underway {
+        kind: WakeKind::Wake,
+        requested_at: f.second(41_000),
+        start_second: f.second(41_000).timestamp(),
+        ended_at: ended.map(|(ms, _)| f.stamp(ms, Via::Watched).wall),
+        ended_undated: ended.is_some_and(|(_, undated)| undated),
+        trouble: None,
+    };
+    f.m.restore_open(underway, now, ctx);
+}
+
+/// A wake restored with its end seen at 81 s (40 s after its start, past Knative's
+/// deadline), the lists showing the revision at rest since 82 s: what the restart records.
+fn restored_past_the_deadline(undated: bool) -> Finished {
+    let mut f = Feed::idle();
+    let ctx = Ctx {
+        activation_timeout: std::time::Duration::from_secs(30),
+        ..ctx()
+    };
+    restore_at_41s(&mut f, (82_000, 85_000), 0, Some((81_000, undated)), &ctx);
     one(f.eval(120_000, Via::Watched))
 }
 
