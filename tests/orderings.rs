@@ -26,7 +26,6 @@ mod world;
 use proptest::prelude::*;
 
 use replay::{Ran, run};
-use scaling_facts::measure::observe::Observation;
 use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 use world::{Episode, TrueWake, World};
 
@@ -241,8 +240,10 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             if over(t) < started {
                 continue;
             }
+            let starts: Vec<i64> = stored.iter().map(ms).collect();
             return Err(TestCaseError::fail(format!(
-                "true wake {t:?} not recorded in {stored:#?}"
+                "true wake {t:?} not recorded (unseen since {quiet:?}; records at {starts:?}) \
+                 in {stored:#?}"
             )));
         };
         let w = unmatched.remove(i);
@@ -340,17 +341,13 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
         Fault::Outage { at, gap } if at - gap < t.start && t.end <= at => Some(at),
         _ => None,
     });
-    // And until when the service received the PA's stream: a restart's predecessor had
-    // it held from the window's start, so a `NoTraffic` written later never reached it.
-    let (pods_listed, received_until) = match outage {
+    let pods_listed = match outage {
         // The pods' own relist after that outage (each stream relists a little after it).
-        Some(relisted) => (
-            ran.pod_relists
-                .iter()
-                .copied()
-                .find(|r| *r >= relisted && *r <= relisted + 300)?,
-            i64::MAX,
-        ),
+        Some(relisted) => ran
+            .pod_relists
+            .iter()
+            .copied()
+            .find(|r| *r >= relisted && *r <= relisted + 300)?,
         None => restarted_unseen(case, ran, t)?,
     };
     let wake_pods: Vec<&str> = world
@@ -369,18 +366,16 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
     if still_listed {
         return None;
     }
-    let rest_seen = world
-        .writes
-        .iter()
-        .filter(|w| w.kind == world::Kind::Autoscaler && w.t < t.start.min(received_until))
-        .filter(|w| match &w.obs {
-            Some(Observation::Autoscaler { pa, .. }) => {
-                pa.active.as_ref().is_some_and(|c| c.reason_is("NoTraffic"))
-            }
-            _ => false,
+    // The last `NoTraffic` before the wake that the service received (one written while
+    // a watch was down, or still in flight when it broke, never reached it), by the
+    // condition's own second: Knative stamps it when it decides, and the PA's write may
+    // come in the next second.
+    let rest_seen = (ran.rests.iter())
+        .filter(|(uid, since)| {
+            *uid == t.revision_uid && since.timestamp_millis() - world.base_ms < t.start
         })
-        .map(|w| w.t)
-        .next_back();
+        .map(|(_, since)| *since)
+        .max();
     // No rest of the revision ever reached the service (it was created inside the
     // outage): the last it knew of it is the wake before this one, over by its end.
     let previous_end = || {
@@ -390,18 +385,18 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             .max()
     };
     rest_seen
-        .or_else(previous_end)
-        .map(|at| world.sec(at).timestamp_millis() - world.base_ms)
+        .or_else(|| previous_end().map(|at| world.sec(at)))
+        .map(|at| at.timestamp_millis() - world.base_ms)
 }
 
 /// When a restart listed, with the API away from before the wake began (so the process
 /// it replaced saw nothing of it) until after the wake ended: a process that died with
 /// every watch still held (or with its revision still unknown to it), whose successor
-/// listed after the wake. And since when the PA's stream was held from that process.
+/// listed after the wake.
 ///
 /// A stream held by windows that overlap comes back only after the last of them, as the
 /// harness replays it ([`replay::held_spans`]).
-fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<(i64, i64)> {
+fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
     let restarts = replay::restarts(case, ran.synced);
     case.faults.iter().find_map(|f| match *f {
         Fault::Held {
@@ -433,11 +428,10 @@ fn restarted_unseen(case: &Case, ran: &Ran, t: &TrueWake) -> Option<(i64, i64)> 
                 .filter(|(f, _)| created.is_some_and(|c| c >= *f))
                 .map(|(_, b)| b);
             let back = back.max(unknown_until.unwrap_or(i64::MIN));
-            let pa_held = span(world::Kind::Autoscaler).map_or(from, |(f, _)| f);
             restarts
                 .iter()
                 .find(|r| from < t.start && t.end <= r.at && r.died < back)
-                .map(|r| (r.at, pa_held))
+                .map(|r| r.at)
         }
         _ => None,
     })

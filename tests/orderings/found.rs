@@ -3539,5 +3539,87 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 5149: a first sight of a revision, its Deployment risen again and scaled up
+        // (generation 4): the initial start it had is recorded
+        Case {
+            seed: 16735924784558724296,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: false,
+            episodes: vec![ScaleUp],
+            lag: [0, 11, 20, 1163, 20],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 22503,
+                    down: 894,
+                    listed: 4,
+                },
+                Fault::Held {
+                    wake: 7684335617794619202,
+                    before: 1173,
+                    after: 2811,
+                    delays: [0, 7547, 0, 414, 103],
+                },
+                Fault::Relist {
+                    kind: 3,
+                    at: 140232,
+                    gap: 724,
+                },
+            ],
+        },
+        // census 20881: a wake only an undated Deployment backlog told starts at the rest's
+        // condition second, the check's window from that second too
+        Case {
+            seed: 4620275425285451995,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedUnschedulable],
+            lag: [20, 111, 0, 0, 0],
+            faults: vec![
+                Fault::Held {
+                    wake: 7895456250299285129,
+                    before: 1641,
+                    after: 1691,
+                    delays: [462, 0, 2309, 0, 309],
+                },
+                Fault::Restart {
+                    at: 45668,
+                    down: 354,
+                },
+            ],
+        },
+        // census 7417: the PA's NoTraffic was still in flight when its watch broke: the
+        // unseen wake after the initial start runs from that start's serving
+        Case {
+            seed: 10565934244871311882,
+            first_start: Some(FirstStart {
+                at: 1364,
+                lists: [515, 290, 99, 749, 720],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![ScaleUp],
+            lag: [0, 133, 1117, 1882, 20],
+            faults: vec![
+                Fault::Held {
+                    wake: 3398712446230774245,
+                    before: 1678,
+                    after: 2865,
+                    delays: [0, 0, 7019, 4915, 3481],
+                },
+                Fault::LateHistory {
+                    at: 27778,
+                    down: 384,
+                    after: 17461,
+                },
+            ],
+        },
     ]
 }

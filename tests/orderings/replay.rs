@@ -313,10 +313,21 @@ struct Service {
     serving: Vec<(String, i64)>,
     /// See [`Ran::troubles`].
     troubles: Vec<(String, i64, String)>,
-    /// What objects of a revision this process does not know yet showed (a reason, or
-    /// serving when None): the tracker holds them for their Revision, so they count as
-    /// received only once it comes, and not at all if the process dies first.
-    waiting: Vec<(String, i64, Option<String>)>,
+    /// See [`Ran::rests`].
+    rests_seen: Vec<(String, DateTime<Utc>)>,
+    /// What objects of a revision this process does not know yet showed: the tracker
+    /// holds them for their Revision, so they count as received only once it comes, and
+    /// not at all if the process dies first.
+    waiting: Vec<(String, i64, Mark)>,
+}
+
+/// What a received object showed of its revision.
+enum Mark {
+    Serving,
+    /// Why it was not serving.
+    Trouble(String),
+    /// At rest since then (the PA's `NoTraffic`).
+    Rest(DateTime<Utc>),
 }
 
 /// The cluster's `config-autoscaler`: it allows revisions born at zero (docs/knative.md, "Settings").
@@ -410,15 +421,22 @@ impl Service {
                 .then_some(revision_uid),
             _ => None,
         };
-        let mut marks: Vec<(String, Option<String>)> = Vec::new();
+        let mut marks: Vec<(String, Mark)> = Vec::new();
         if let Some(uid) = serving {
-            marks.push((uid.clone(), None));
+            marks.push((uid.clone(), Mark::Serving));
+        }
+        if let Observation::Autoscaler { revision_uid, pa } = obs
+            && let Some(since) = (pa.active.as_ref())
+                .filter(|c| c.reason_is("NoTraffic"))
+                .and_then(|c| c.since)
+        {
+            marks.push((revision_uid.clone(), Mark::Rest(since)));
         }
         if let Observation::Autoscaler { revision_uid, pa } = obs
             && let Some(c) = pa.active.as_ref().filter(|c| c.reason_is("TimedOut"))
             && c.is(CondStatus::False)
         {
-            marks.push((revision_uid.clone(), Some("TimedOut".to_owned())));
+            marks.push((revision_uid.clone(), Mark::Trouble("TimedOut".to_owned())));
         }
         if let Observation::Pod { revision_uid, pod } = obs {
             let waiting = match &pod.container {
@@ -429,7 +447,7 @@ impl Service {
                 .filter(|c| c.is(CondStatus::False))
                 .and_then(|c| c.reason.as_deref().map(str::to_owned));
             for reason in waiting.into_iter().chain(unscheduled) {
-                marks.push((revision_uid.clone(), Some(reason)));
+                marks.push((revision_uid.clone(), Mark::Trouble(reason)));
             }
         }
         for (uid, mark) in marks {
@@ -441,10 +459,11 @@ impl Service {
         }
     }
 
-    fn mark(&mut self, uid: String, t: i64, mark: Option<String>) {
+    fn mark(&mut self, uid: String, t: i64, mark: Mark) {
         match mark {
-            None => self.serving.push((uid, t)),
-            Some(reason) => self.troubles.push((uid, t, reason)),
+            Mark::Serving => self.serving.push((uid, t)),
+            Mark::Trouble(reason) => self.troubles.push((uid, t, reason)),
+            Mark::Rest(since) => self.rests_seen.push((uid, since)),
         }
     }
 
@@ -519,6 +538,9 @@ pub struct Ran {
     /// What a pod the service received showed of why it was not serving, or a PA of
     /// Knative giving up (`TimedOut`): revision uid, when, the reason.
     pub troubles: Vec<(String, i64, String)>,
+    /// Each `NoTraffic` a PA the service received showed (its revision known to the
+    /// process): revision uid, the condition's second.
+    pub rests: Vec<(String, DateTime<Utc>)>,
     /// When the service first had every kind listed (`i64::MIN`: before the first write).
     pub synced: i64,
 }
@@ -631,6 +653,7 @@ pub fn run(case: &Case) -> Ran {
         known: BTreeMap::new(),
         serving: Vec::new(),
         troubles: Vec::new(),
+        rests_seen: Vec::new(),
         waiting: Vec::new(),
         expected: None,
     };
@@ -800,6 +823,7 @@ pub fn run(case: &Case) -> Ran {
         pod_relists,
         serving: svc.serving,
         troubles: svc.troubles,
+        rests: svc.rests_seen,
         synced: started,
     }
 }

@@ -85,7 +85,13 @@ impl Machine {
         let moved_since = pa
             .changed_since()
             .is_some_and(|since| since.timestamp() > served.timestamp() + 1);
-        let next_underway = dep.generation == 3 && dep.replicas > 0 && moved_since;
+        // (Risen once more: generation 3; later ones are that wake's scale changes, when
+        // these lists are the first sight of the Deployment.)
+        let risen_again = match dep.generation {
+            3 => true,
+            g => g > 3 && !self.deployment_seen_before,
+        };
+        let next_underway = risen_again && dep.replicas > 0 && moved_since;
         let shown = if before_next {
             next_underway
         } else {
