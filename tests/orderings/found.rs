@@ -3621,5 +3621,96 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 23996: a Deployment's undated rise after a rest seen in the second the last
+        // wake ended follows that rest
+        Case {
+            seed: 12874782866288965519,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Aborted, FailedCrash, FailedUnschedulable],
+            lag: [20, 0, 149, 202, 0],
+            faults: vec![
+                Fault::Restart {
+                    at: 67586,
+                    down: 477,
+                },
+                Fault::Held {
+                    wake: 1356764371002254951,
+                    before: 2775,
+                    after: 2651,
+                    delays: [4989, 37, 399, 195, 7508],
+                },
+                Fault::Held {
+                    wake: 6854227561039010989,
+                    before: 1300,
+                    after: 1115,
+                    delays: [75, 135, 10726, 0, 5780],
+                },
+            ],
+        },
+        // census 75208: an undated rise follows the PA's rest seen as it happened, newer than
+        // the Deployment's own zero
+        Case {
+            seed: 3934419711962496524,
+            first_start: Some(FirstStart {
+                at: 330,
+                lists: [388, 267, 138, 151, 306],
+            }),
+            born_at_zero: true,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Served, FailedCrash, Served, Served, Served, ScaleUp],
+            lag: [0, 0, 621, 1638, 20],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 3101,
+                    down: 326,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 18098293345216878758,
+                    before: 2263,
+                    after: 846,
+                    delays: [0, 350, 5402, 0, 2190],
+                },
+                Fault::Restart {
+                    at: 75586,
+                    down: 1128,
+                },
+            ],
+        },
+        // census 68862: two undated rises in one backlog: the first, taken back to its rest,
+        // owns the pods made by its arrival and is dated by the first of them
+        Case {
+            seed: 2820653625714074533,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![FailedCrash, Served, FailedCrash],
+            lag: [109, 55, 1154, 1231, 20],
+            faults: vec![
+                Fault::Resume {
+                    kind: 2,
+                    at: 134744,
+                    gap: 1214,
+                },
+                Fault::Restart {
+                    at: 66411,
+                    down: 467,
+                },
+                Fault::Held {
+                    wake: 18362688094662817240,
+                    before: 209,
+                    after: 2803,
+                    delays: [378, 0, 11054, 188, 4549],
+                },
+            ],
+        },
     ]
 }

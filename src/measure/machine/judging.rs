@@ -189,7 +189,7 @@ impl Machine {
         let given_up = u.gave_up.map_or(i64::MAX, |g| g.second());
         let made_by = made_by.min(end);
         let pods_by = if u.end.undated && self.behind {
-            made_by.min(u.wake.start_second() + 1)
+            made_by.min(u.wake.began_by() + 1)
         } else {
             made_by
         };
@@ -221,6 +221,17 @@ impl Machine {
         self.forget_gone_trouble(floor..=made_by); // its reason is this wake's
         match served {
             Some(at) => {
+                let mut u = u;
+                // A start only a backlog's arrival bounded, taken back to the rest it
+                // followed when it ended: its first pod, come since, dates it better.
+                if u.wake.opened.undated
+                    && u.wake.queued.is_none()
+                    && let Some(first) = made.and_then(|m| DateTime::from_timestamp(m, 0))
+                    && first > u.wake.requested.wall
+                    && first.timestamp() <= u.wake.began_by()
+                {
+                    u.wake.requested = u.wake.requested.shifted(first);
+                }
                 let phases = self.phases(&u.wake);
                 out.extend(self.finish(&u.wake, Outcome::Served, at, None, phases));
                 self.account_serving();
@@ -296,7 +307,7 @@ fn first_pod_made(pods: &[Pod], gone: Option<i64>, w: &Wake, end: At) -> Option<
     } else {
         w.floor.max(start)
     };
-    let to = end.second().min(start + 2);
+    let to = end.second().min(w.began_by() + 2);
     pods.iter()
         .filter(|p| !p.accounted && (from..to).contains(&p.created_second()))
         .map(Pod::created_second)

@@ -213,11 +213,28 @@ impl Machine {
         } else {
             &self.zero_seen[..]
         };
+        // (In the second the last wake ended too: its own fall, seen at zero then.)
+        let after_end = |z: &DateTime<Utc>| z.timestamp() >= since && *z <= at.wall;
         let zero = streams
             .iter()
             .flatten()
-            .filter(|z| z.timestamp() > since && **z <= at.wall)
-            .max()?;
-        Some(*zero - chrono::Duration::milliseconds(KPA_WRITE_SPREAD_MS))
+            .filter(|z| after_end(z))
+            .max()
+            .map(|z| *z - chrono::Duration::milliseconds(KPA_WRITE_SPREAD_MS));
+        // And, for an undated rise, the PA at rest as it happened: Knative decided that
+        // rest in the second its condition names, and scales up only after it. (Not a
+        // rest a backlog brought: that may be past the rise already.)
+        let pa_rest = at
+            .undated
+            .then(|| self.pa.as_ref().filter(|p| p.desired() == Some(0)))
+            .flatten()
+            .and_then(|p| {
+                (p.ended().into_iter().flatten())
+                    .filter(|(_, seen)| seen.exact)
+                    .map(|(since, _)| since)
+                    .max()
+            })
+            .filter(after_end);
+        zero.into_iter().chain(pa_rest).max()
     }
 }

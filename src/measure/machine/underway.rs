@@ -139,6 +139,17 @@ impl Wake {
         self.queued.unwrap_or(self.requested.second())
     }
 
+    /// The second by which it began: its start, or, for one opened by an arrival that
+    /// does not date it (a backlog's rise) and taken back since to the rest it followed,
+    /// that arrival, which its own scale-up's pods may come as late as.
+    pub fn began_by(&self) -> i64 {
+        if self.opened.undated && self.queued.is_none() {
+            self.opened.second().max(self.start_second())
+        } else {
+            self.start_second()
+        }
+    }
+
     /// The earliest it can have begun: its request seen as it happened, else the start
     /// of the second its evidence floor allows.
     pub fn lower_bound(&self) -> DateTime<Utc> {
