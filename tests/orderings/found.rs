@@ -3712,5 +3712,66 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 4548: a scale-up's pods of a period judged served from the pods' backlog are
+        // that period's, not the next wake's (they dated a phantom)
+        Case {
+            seed: 18029892060721268346,
+            first_start: Some(FirstStart {
+                at: 2764,
+                lists: [445, 371, 89, 2, 140],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Served, Replace, ScaleUp, FailedUnschedulable],
+            lag: [1663, 0, 233, 20, 0],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 70864,
+                    down: 423,
+                    listed: 1,
+                },
+                Fault::Resume {
+                    kind: 4,
+                    at: 29850,
+                    gap: 783,
+                },
+                Fault::Held {
+                    wake: 4640261471200970858,
+                    before: 2557,
+                    after: 2961,
+                    delays: [474, 0, 9848, 0, 0],
+                },
+            ],
+        },
+        // census 38840: a pod a relist brings is not a scale-up of the period the relist
+        // ended (its removals come after it): it is the next wake's, and tells its reason
+        Case {
+            seed: 16738539902734107414,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![Aborted, Replace, FailedPull, Served, Served, FailedCrash],
+            lag: [20, 880, 0, 1513, 1670],
+            faults: vec![
+                Fault::Outage {
+                    at: 99909,
+                    gap: 2031,
+                },
+                Fault::Outage {
+                    at: 166043,
+                    gap: 2616,
+                },
+                Fault::Held {
+                    wake: 8769090344668776427,
+                    before: 172,
+                    after: 2638,
+                    delays: [66, 372, 4716, 0, 167],
+                },
+            ],
+        },
     ]
 }

@@ -78,8 +78,9 @@ impl Machine {
         });
         let cut = next_began.unwrap_or(i64::MAX);
         let floor = w.floor;
-        // The pods created for this wake; `mine` are those not being removed.
-        let tried = move |p: &&Pod| (floor..=cut).contains(&p.created_second());
+        // The pods created for this wake; `mine` are those not being removed. (Not one
+        // of a serving period already explained: a scale-up of it.)
+        let tried = move |p: &&Pod| !p.accounted && (floor..=cut).contains(&p.created_second());
         let mine = move |p: &&Pod| !p.snap.terminating() && tried(p);
         let first = self.pods.iter().filter(mine).map(|p| p.snap.created).min();
         // One already being removed that never ran was still made for this wake: it

@@ -209,13 +209,16 @@ impl Machine {
             None => {
                 let mut pod = Pod::new(snap, stamp, t);
                 // Made while a pod whose serving is already explained was serving since an
-                // earlier second: more pods of that period (a scale-up), not a wake's.
-                pod.accounted = self.pods.iter().any(|p| {
-                    p.accounted
-                        && p.snap.serving()
-                        && (p.snap.ready.as_ref().and_then(|c| c.since))
-                            .is_some_and(|r| r.timestamp() < pod.created_second())
-                });
+                // earlier second: more pods of that period (a scale-up), not a wake's. (Not
+                // one a relist brings: the pods it no longer shows are removed only after
+                // it, so that period may be over.)
+                pod.accounted = stamp.via != Via::Listed
+                    && self.pods.iter().any(|p| {
+                        p.accounted
+                            && p.snap.serving()
+                            && (p.snap.ready.as_ref().and_then(|c| c.since))
+                                .is_some_and(|r| r.timestamp() < pod.created_second())
+                    });
                 self.pods.push(pod);
             }
         }

@@ -235,6 +235,13 @@ impl Machine {
                 let phases = self.phases(&u.wake);
                 out.extend(self.finish(&u.wake, Outcome::Served, at, None, phases));
                 self.account_serving();
+                // Its other pods, made with the first but not ready yet, are of the same
+                // period: turning ready later, they serve no wake of their own.
+                for p in (self.pods.iter_mut())
+                    .filter(|p| (floor..=made_by).contains(&p.created_second()))
+                {
+                    p.accounted = true;
+                }
                 self.served_before = true;
                 self.failure = None;
                 self.last_recorded_serving = Some(at.wall);
