@@ -425,18 +425,18 @@ impl Service {
         if let Some(uid) = serving {
             marks.push((uid.clone(), Mark::Serving));
         }
+        // The PA at rest, or Knative giving up.
         if let Observation::Autoscaler { revision_uid, pa } = obs
-            && let Some(since) = (pa.active.as_ref())
-                .filter(|c| c.reason_is("NoTraffic"))
-                .and_then(|c| c.since)
+            && let Some(c) = pa.active.as_ref()
         {
-            marks.push((revision_uid.clone(), Mark::Rest(since)));
-        }
-        if let Observation::Autoscaler { revision_uid, pa } = obs
-            && let Some(c) = pa.active.as_ref().filter(|c| c.reason_is("TimedOut"))
-            && c.is(CondStatus::False)
-        {
-            marks.push((revision_uid.clone(), Mark::Trouble("TimedOut".to_owned())));
+            let mark = match c.reason.as_deref() {
+                Some("NoTraffic") => c.since.map(Mark::Rest),
+                Some("TimedOut") if c.is(CondStatus::False) => {
+                    Some(Mark::Trouble("TimedOut".to_owned()))
+                }
+                _ => None,
+            };
+            marks.extend(mark.map(|m| (revision_uid.clone(), m)));
         }
         if let Observation::Pod { revision_uid, pod } = obs {
             let waiting = match &pod.container {

@@ -211,7 +211,7 @@ impl Machine {
         if served.is_none() && self.behind {
             return false;
         }
-        let u = (self.unjudged.as_deref_mut())
+        let mut u = (self.unjudged.as_deref_mut())
             .and_then(VecDeque::pop_front)
             .expect("looked at above");
         let gave_up_at = u.gave_up;
@@ -221,7 +221,6 @@ impl Machine {
         self.forget_gone_trouble(floor..=made_by); // its reason is this wake's
         match served {
             Some(at) => {
-                let mut u = u;
                 // A start only a backlog's arrival bounded, taken back to the rest it
                 // followed when it ended: its first pod, come since, dates it better.
                 if u.wake.opened.undated

@@ -224,10 +224,8 @@ impl Machine {
         // And, for an undated rise, the PA at rest as it happened: Knative decided that
         // rest in the second its condition names, and scales up only after it. (Not a
         // rest a backlog brought: that may be past the rise already.)
-        let pa_rest = at
-            .undated
-            .then(|| self.pa.as_ref().filter(|p| p.desired() == Some(0)))
-            .flatten()
+        let pa_rest = (self.pa.as_ref())
+            .filter(|p| at.undated && p.desired() == Some(0))
             .and_then(|p| {
                 (p.ended().into_iter().flatten())
                     .filter(|(_, seen)| seen.exact)
