@@ -205,6 +205,11 @@ struct Unseen {
     gave_up: bool,
     /// It came before a rise the Deployment shows now: pods not leaving are that rise's.
     before_rise: bool,
+    /// Told only by a rise with the PA at rest since: a pod of it leaving must confirm it.
+    pod_leaving: bool,
+    /// How many times the Deployment's generation moved past the rest it was compared
+    /// with, when that told it (0 when the PA's trace did).
+    changes: i64,
 }
 
 /// What pods already removed said, kept for the wake they were made for: a backlog may

@@ -3773,5 +3773,59 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 73927: a list finds the Deployment risen and the PA at rest since a TimedOut: the
+        // rise is the wake that NoTraffic ended, its pod leaving dates it
+        Case {
+            seed: 16644196717151501996,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![FailedUnschedulable, Served],
+            lag: [225, 0, 0, 246, 81],
+            faults: vec![
+                Fault::Held {
+                    wake: 8707912296283002794,
+                    before: 2164,
+                    after: 1134,
+                    delays: [0, 250, 3122, 216, 0],
+                },
+                Fault::Restart {
+                    at: 61370,
+                    down: 670,
+                },
+            ],
+        },
+        // census 32105: the Deployment's generation, four changes past the rest compared, tells a
+        // whole wake after the one the store kept underway
+        Case {
+            seed: 1689999769567697242,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: false,
+            episodes: vec![FailedPull, Served],
+            lag: [0, 1165, 1746, 150, 261],
+            faults: vec![
+                Fault::Held {
+                    wake: 2145919129240715777,
+                    before: 1367,
+                    after: 533,
+                    delays: [0, 404, 2493, 0, 392],
+                },
+                Fault::Held {
+                    wake: 14428891867397222056,
+                    before: 1617,
+                    after: 671,
+                    delays: [131, 432, 465, 186, 1555],
+                },
+                Fault::Restart {
+                    at: 62137,
+                    down: 556,
+                },
+            ],
+        },
     ]
 }

@@ -71,9 +71,22 @@ impl Machine {
         if (rose_and_fell || and_rose_again) && stamp.via != Via::Resumed {
             let floor = after_initial.and_then(|s| DateTime::from_timestamp(s, 0));
             self.missed_deployment_wake(stamp, and_rose_again, floor);
+            if let (Some(u), Some(p)) = (self.unseen.as_deref_mut(), compared) {
+                u.changes = dep.generation - p.generation;
+            }
         }
         match prev.map(|p| p.replicas) {
-            Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && self.pa_rested_since() => {}
+            Some(0) if dep.replicas > 0 && stamp.via == Via::Listed && self.pa_rested_since() => {
+                // The PA's trace tells that wake only when the condition its `NoTraffic`
+                // replaced was a rest too; after a `TimedOut` it is the rise that does,
+                // confirmed by a pod of it leaving (a `NoTraffic` may replace a `TimedOut`
+                // with no wake between, and a rise be the next wake's).
+                let noticed = self.unseen.is_none();
+                self.missed_deployment_wake(stamp, false, None);
+                if let Some(u) = self.unseen.as_deref_mut().filter(|_| noticed) {
+                    u.pod_leaving = true;
+                }
+            }
             Some(0) if dep.replicas > 0 => {
                 self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
             }
@@ -408,6 +421,8 @@ impl Machine {
                 first_pod: None,
                 gave_up: false,
                 before_rise: false,
+                pod_leaving: false,
+                changes: 0,
             }));
             self.note_gave_up();
         }

@@ -85,7 +85,18 @@ impl Machine {
         if self.wake.is_some() {
             return;
         }
+        // A whole wake the lists' Deployment told, past the rest the store kept from
+        // before this one: this wake rose and fell too (or will fall), so only two more
+        // changes of its generation are another wake's, which began after this one ended.
+        let beyond = self
+            .unseen
+            .take()
+            .filter(|u| u.changes >= 4 + i64::from(u.before_rise));
         self.open_as(kind, At::back_from(now, requested_at), ctx);
+        self.unseen = beyond.map(|mut u| {
+            u.after = u.after.max(ended_at.unwrap_or(requested_at));
+            u
+        });
         let id = self.next_id;
         if let Some(w) = self.wake.as_mut() {
             w.queued = Some(start_second);

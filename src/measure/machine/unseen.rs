@@ -217,7 +217,6 @@ impl Machine {
         let Some(u) = self.unseen.take() else {
             return;
         };
-        let start = u.first_pod.unwrap_or(At::back_from(now, u.after));
         // A request newer than the rest it followed came after it: it ended by then, and
         // pods made since are that request's.
         let next = (self.pa.as_ref())
@@ -229,13 +228,34 @@ impl Machine {
             .chain(next_second)
             .min()
             .unwrap_or(i64::MAX);
-        // Its own pods still here: they date it better. (Not, before a rise the Deployment
-        // shows now, one that is not leaving: that is the rise's.)
-        let leftovers = self.pods.iter().any(|p| {
-            (p.snap.terminating() || !u.before_rise)
-                && (u.after.timestamp()..before_next).contains(&p.created_second())
-        });
-        if leftovers || self.recorded.contains(&start.second()) {
+        let ours = |p: &&Pod| (u.after.timestamp()..before_next).contains(&p.created_second());
+        // Its own pods still here: they date it better, and the rules before this one
+        // record it from them. (Not, before a rise the Deployment shows now, one that is
+        // not leaving: that is the rise's.) Not one told only by a rise with the PA at
+        // rest since: its pods ran and are leaving, which none of those rules takes (they
+        // say nothing of serving), so they date it here; and with none left or gone, that
+        // rise was no wake's.
+        let leaving = (self.pods.iter())
+            .filter(ours)
+            .filter(|p| p.snap.terminating())
+            .map(|p| p.created)
+            .reduce(At::earliest);
+        let start = if u.pod_leaving {
+            match (u.first_pod, leaving) {
+                (Some(a), Some(b)) => a.earliest(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => return,
+            }
+        } else {
+            let leftovers = (self.pods.iter())
+                .filter(ours)
+                .any(|p| p.snap.terminating() || !u.before_rise);
+            if leftovers {
+                return;
+            }
+            u.first_pod.unwrap_or(At::back_from(now, u.after))
+        };
+        if self.recorded.contains(&start.second()) {
             return;
         }
         self.open_as(WakeKind::Wake, start, ctx);
