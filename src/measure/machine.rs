@@ -207,8 +207,8 @@ struct Unseen {
     before_rise: bool,
     /// Told only by a rise with the PA at rest since: a pod of it leaving must confirm it.
     pod_leaving: bool,
-    /// How many times the Deployment's generation moved past the rest it was compared
-    /// with, when that told it (0 when the PA's trace did).
+    /// How many times the Deployment's generation moved past the rest a list compared it
+    /// with (0 when no list's Deployment showed it, only the PA's trace).
     changes: i64,
 }
 

@@ -70,7 +70,12 @@ impl Machine {
         });
         if (rose_and_fell || and_rose_again) && stamp.via != Via::Resumed {
             let floor = after_initial.and_then(|s| DateTime::from_timestamp(s, 0));
-            self.missed_deployment_wake(stamp, and_rose_again, floor);
+            let told = if and_rose_again {
+                DeploymentTold::BeforeRise
+            } else {
+                DeploymentTold::RoseAndFell
+            };
+            self.missed_deployment_wake(stamp, told, floor);
             if let (Some(u), Some(p)) = (self.unseen.as_deref_mut(), compared) {
                 u.changes = dep.generation - p.generation;
             }
@@ -81,11 +86,7 @@ impl Machine {
                 // replaced was a rest too; after a `TimedOut` it is the rise that does,
                 // confirmed by a pod of it leaving (a `NoTraffic` may replace a `TimedOut`
                 // with no wake between, and a rise be the next wake's).
-                let noticed = self.unseen.is_none();
-                self.missed_deployment_wake(stamp, false, None);
-                if let Some(u) = self.unseen.as_deref_mut().filter(|_| noticed) {
-                    u.pod_leaving = true;
-                }
+                self.missed_deployment_wake(stamp, DeploymentTold::RisenPastRest, None);
             }
             Some(0) if dep.replicas > 0 => {
                 self.edge(Stream::Deployment, true, At::arrival(stamp), stamp)
@@ -369,7 +370,7 @@ impl Machine {
     fn missed_deployment_wake(
         &mut self,
         stamp: Stamp,
-        before_rise: bool,
+        told: DeploymentTold,
         floor: Option<DateTime<Utc>>,
     ) {
         let Some(dep_zero) = self.zero_seen[Stream::Deployment as usize].or(floor) else {
@@ -405,7 +406,8 @@ impl Machine {
             .map_or(At::arrival(stamp), |(_, at)| at);
         self.note_unseen(after, end, end.second(), stamp);
         if let Some(u) = self.unseen.as_deref_mut() {
-            u.before_rise = before_rise;
+            u.before_rise = told == DeploymentTold::BeforeRise;
+            u.pod_leaving = told == DeploymentTold::RisenPastRest;
         }
     }
 
@@ -449,4 +451,17 @@ impl Machine {
             pa,
         });
     }
+}
+
+/// How the Deployment told a whole wake that went by unseen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeploymentTold {
+    /// At zero then and now, its generation moved twice or more.
+    RoseAndFell,
+    /// At zero then and wanting pods now, three changes or more: the wake came before the
+    /// rise it shows.
+    BeforeRise,
+    /// Risen past its rest with the PA at rest since, after a `TimedOut`: a pod of it
+    /// leaving (or gone) must confirm it.
+    RisenPastRest,
 }

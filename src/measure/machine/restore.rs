@@ -86,8 +86,9 @@ impl Machine {
             return;
         }
         // A whole wake the lists' Deployment told, past the rest the store kept from
-        // before this one: this wake rose and fell too (or will fall), so only two more
-        // changes of its generation are another wake's, which began after this one ended.
+        // before this one: this wake rose and fell too (or will fall), so it takes two
+        // changes more than the note needed alone (2, or 3 before a rise) for another
+        // wake, which began after this one ended.
         let beyond = self
             .unseen
             .take()

@@ -241,11 +241,10 @@ impl Machine {
             .map(|p| p.created)
             .reduce(At::earliest);
         let start = if u.pod_leaving {
-            match (u.first_pod, leaving) {
-                (Some(a), Some(b)) => a.earliest(b),
-                (Some(a), None) | (None, Some(a)) => a,
-                (None, None) => return,
-            }
+            let Some(first) = u.first_pod.into_iter().chain(leaving).reduce(At::earliest) else {
+                return;
+            };
+            first
         } else {
             let leftovers = (self.pods.iter())
                 .filter(ours)
