@@ -3827,5 +3827,29 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // CI 2026-12-07: a resumed watch's replays stand after what was sent before its cut, so a
+        // live Ready is not held back to their arrival
+        Case {
+            seed: 2465874771144894089,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![FailedPull, FailedTimedOut, ScaleUp],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![
+                Fault::Resume {
+                    kind: 2,
+                    at: 87920,
+                    gap: 100,
+                },
+                Fault::Resume {
+                    kind: 4,
+                    at: 87794,
+                    gap: 100,
+                },
+            ],
+        },
     ]
 }

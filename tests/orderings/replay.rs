@@ -53,7 +53,9 @@ fn kind_name(kind: Kind) -> &'static str {
 }
 
 /// One stream's deliveries, in stream order: (arrival, write time, what). `restarts` are
-/// the process's restarts that count ([`restarts`]).
+/// the process's restarts that count ([`restarts`]). While it is built, each item also
+/// carries where it stands in the stream: its write time, but for a replay, which the API
+/// server sends only once the watch resumed, after all it had sent before the cut.
 fn stream(
     world: &World,
     kind: Kind,
@@ -62,7 +64,7 @@ fn stream(
     rng: &mut u64,
 ) -> Vec<(i64, i64, What)> {
     let k = kind as usize;
-    let mut out: Vec<(i64, i64, What)> = Vec::new();
+    let mut out: Vec<(i64, i64, What, i64)> = Vec::new();
     let writes: Vec<&world::Write> = world.writes.iter().filter(|w| w.kind == kind).collect();
     for w in &writes {
         let what = match (&w.obs, &w.gone) {
@@ -70,7 +72,7 @@ fn stream(
             (None, Some(g)) => What::Obs(Box::new(g.clone()), Via::Watched),
             (None, None) => continue,
         };
-        out.push((w.t + next(rng, case.lag[k] + 1), w.t, what));
+        out.push((w.t + next(rng, case.lag[k] + 1), w.t, what, w.t));
     }
     for f in &case.faults {
         let relist = match *f {
@@ -80,8 +82,8 @@ fn stream(
             _ => None,
         };
         if let Some((at, gap)) = relist {
-            out.retain(|(arrival, t, _)| *t > at || *t <= at - gap && *arrival <= at);
-            out.push((at, at, What::List(kind)));
+            out.retain(|(arrival, t, _, _)| *t > at || *t <= at - gap && *arrival <= at);
+            out.push((at, at, What::List(kind), at));
         }
         match *f {
             Fault::Resume { kind: fk, at, gap } if fk == k => {
@@ -96,7 +98,8 @@ fn stream(
                         && item.1 > at - gap - 3_000
                         && let What::Obs(o, _) = &item.2
                     {
-                        repeats.push((at, item.1, What::Obs(o.clone(), Via::Resumed)));
+                        let replay = What::Obs(o.clone(), Via::Resumed);
+                        repeats.push((at, item.1, replay, at - gap));
                     }
                 }
                 out.extend(repeats.into_iter().rev().take(2));
@@ -122,7 +125,7 @@ fn stream(
         // written until then is in that list (or lost while no process ran).
         if let Some(r) = restarts.iter().find(|r| from < r.at && r.died < back) {
             out.retain(|item| !(item.0 > from && item.1 <= r.at));
-            out.push((from + 1, from, What::Down(kind)));
+            out.push((from + 1, from, What::Down(kind), from));
             continue;
         }
         // What was in flight at the cut, and everything its stream sent after it.
@@ -141,17 +144,20 @@ fn stream(
             }
         }
         // The watch layer reports the failure, and the watch back once its burst is in.
-        out.push((from + 1, from, What::Down(kind)));
-        out.push((back, back, What::Back(kind)));
+        out.push((from + 1, from, What::Down(kind), from));
+        out.push((back, back, What::Back(kind), back));
     }
-    // A stream is in order: sort by when it was sent, then nothing overtakes.
-    out.sort_by_key(|(_, t, _)| *t);
+    // A stream is in order: sort by when it was sent, then nothing overtakes. (Stable:
+    // a replay follows what was sent before the cut at its own instant.)
+    out.sort_by_key(|item| item.3);
     let mut last = i64::MIN;
     for item in &mut out {
         item.0 = item.0.max(last);
         last = item.0;
     }
-    out
+    out.into_iter()
+        .map(|(a, t, what, _)| (a, t, what))
+        .collect()
 }
 
 /// The case's [`Fault::Held`] windows (see [`held_window`]), each with its kinds' delays.
