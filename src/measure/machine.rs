@@ -109,7 +109,7 @@ pub const ABORT_GRACE: Duration = Duration::from_millis(2_500);
 /// neither that wake's rise nor a fall since, is that wake's rise arriving late.
 const ECHO_WINDOW: Duration = Duration::from_secs(5);
 /// How far apart the KPA's Deployment scale and PA status writes of one reconcile may be.
-const KPA_WRITE_SPREAD_MS: i64 = 100;
+pub(crate) const KPA_WRITE_SPREAD_MS: i64 = 100;
 /// How many recent start seconds a revision remembers to refuse duplicates.
 const REMEMBERED_KEYS: usize = 16;
 /// A pod created this soon after its revision is the revision's first.
@@ -223,6 +223,10 @@ struct Gone {
     served: Option<(At, At)>,
     /// When that period's pods were asked to go, as the last of them removed showed.
     served_until: Option<DateTime<Utc>>,
+    /// The last that never served (seen in every state it had, or never running): its
+    /// creation and when it was asked to go. A backlog of pods may bring its whole life
+    /// before the rise it was made for, whose start and end it then dates.
+    unserved: Option<(DateTime<Utc>, dating::At)>,
 }
 
 /// One revision's wake state.

@@ -285,6 +285,7 @@ impl Tracker {
             Observation::RevisionGone { uid } => {
                 // Its objects' backlog may still be on its way, with whole wakes in it.
                 if self.behind.holding(stamp.mono) && self.revisions.contains_key(uid.as_str()) {
+                    self.judge_gone_now(&uid, stamp, &mut out);
                     self.gone_later.push(uid);
                     return out;
                 }
@@ -303,6 +304,26 @@ impl Tracker {
             self.evaluate(&uid, stamp, &mut out);
         }
         out
+    }
+
+    /// A revision deleted while a watch is down is judged at once on what came of it, as
+    /// if every watch were back: provisionally, as everything measured while one is down
+    /// ([`hold`]). A process killed before the backlogs are in then restarts with the
+    /// verdict stored, not a wake underway that no list will show again.
+    fn judge_gone_now(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {
+        if !self.synced {
+            return;
+        }
+        let last_word = Stamp {
+            mono: stamp.mono + ABORT_GRACE,
+            ..stamp
+        };
+        self.then = Some(behind::Then {
+            any: false,
+            pa: false,
+        });
+        self.evaluate(uid, last_word, out);
+        self.then = None;
     }
 
     /// A revision is deleted: a wake of it that ended is judged now, as nothing more of it

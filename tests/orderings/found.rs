@@ -3851,5 +3851,160 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 33854: a wake judged at the first sync, its first pod already leaving: that pod's readiness
+        // before the wake's fall served it, not a scale-up pod's later one
+        Case {
+            seed: 18313599570746530916,
+            first_start: Some(FirstStart {
+                at: 1895,
+                lists: [748, 399, 304, 694, 52],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![
+                ScaleUp,
+                FailedCrash,
+                FailedTimedOut,
+                Replace,
+                FailedCrash,
+                FailedTimedOut,
+            ],
+            lag: [20, 164, 922, 0, 20],
+            faults: vec![
+                Fault::Held {
+                    wake: 6720621620756195698,
+                    before: 2731,
+                    after: 1007,
+                    delays: [191, 5714, 10496, 127, 0],
+                },
+                Fault::Held {
+                    wake: 16530791052764358668,
+                    before: 1704,
+                    after: 1552,
+                    delays: [499, 0, 23, 135, 456],
+                },
+                Fault::Held {
+                    wake: 3596261102983488047,
+                    before: 710,
+                    after: 788,
+                    delays: [0, 9401, 8301, 6442, 4953],
+                },
+            ],
+        },
+        // census 70179: a backlog of pods brought a wake's pod, never ready, gone before the Deployment's
+        // undated rise and fall: the pod dates the start and its removal the end, and a restart
+        // before the PA's backlog records it failed
+        Case {
+            seed: 8400501511150574430,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Served, FailedTimedOut, Served],
+            lag: [4, 0, 6, 0, 573],
+            faults: vec![
+                Fault::Held {
+                    wake: 7428733644623414210,
+                    before: 2675,
+                    after: 1850,
+                    delays: [183, 342, 9031, 31, 0],
+                },
+                Fault::MidListHistory {
+                    at: 69238,
+                    down: 967,
+                    listed: 3,
+                },
+            ],
+        },
+        // census 72473: the Deployment's backlog, last in, would have held every later arrival back to
+        // it, live ones too: each replayed change happens by its PA turn (or its stream's next)
+        Case {
+            seed: 874567144268403434,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            episodes: vec![Aborted, FailedUnschedulable],
+            lag: [206, 0, 63, 589, 225],
+            faults: vec![
+                Fault::Held {
+                    wake: 1653768639876864450,
+                    before: 1416,
+                    after: 2811,
+                    delays: [0, 163, 0, 7075, 39],
+                },
+                Fault::MidListHistory {
+                    at: 91798,
+                    down: 986,
+                    listed: 2,
+                },
+            ],
+        },
+        // census 60639: a revision deleted while the PA's watch is down is judged at once, provisionally,
+        // so that a restart before the backlog finds its verdict, not a wake underway no list shows
+        Case {
+            seed: 14600455847217325654,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Aborted, Replace],
+            lag: [0, 155, 277, 20, 20],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 31153,
+                    down: 905,
+                    after: 18697,
+                },
+                Fault::Held {
+                    wake: 1001210368992330184,
+                    before: 1121,
+                    after: 1718,
+                    delays: [4774, 0, 11747, 403, 254],
+                },
+                Fault::Held {
+                    wake: 10547351002599643840,
+                    before: 2185,
+                    after: 2259,
+                    delays: [8822, 7194, 0, 0, 130],
+                },
+            ],
+        },
+        // census 27471: the same, a failed wake's revision replaced in the outage
+        Case {
+            seed: 8765147692760901827,
+            first_start: Some(FirstStart {
+                at: 243,
+                lists: [660, 175, 789, 157, 759],
+            }),
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            episodes: vec![FailedTimedOut, FailedCrash, FailedPull, Replace],
+            lag: [268, 90, 0, 518, 299],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 129122,
+                    down: 460,
+                    listed: 4,
+                },
+                Fault::Outage {
+                    at: 15271,
+                    gap: 611,
+                },
+                Fault::Held {
+                    wake: 10477920814415574833,
+                    before: 1033,
+                    after: 2690,
+                    delays: [413, 306, 10767, 5633, 90],
+                },
+            ],
+        },
     ]
 }

@@ -64,7 +64,17 @@ impl Machine {
         // next wake's, whose rise (and this wake's end) a watch gap hid. This wake ended
         // at the fall, served only if what dates its serving came before.
         // A stream's fall, or else its pods' (see `Machine::remove_pod`).
-        let fall = w.first_fall.or(w.pods_fell);
+        // A pod of it that never served, gone before a backlog showed the wake, ended it
+        // by its removal, as one removed while it was open would have (see
+        // `Machine::remove_pod`).
+        if w.pods_fell.is_none()
+            && w.first_fall.is_some_and(|f| f.undated)
+            && !(self.pods.iter()).any(|p| !p.snap.terminating() && p.created_second() >= w.floor)
+            && let Some((_, fell)) = self.gone_unserved(w.floor..=i64::MAX)
+        {
+            w.pods_fell = Some(fell);
+        }
+        let fall = w.fall().or(w.pods_fell);
         let fell = fall.map(|f| f.second());
         let next_began = fell.filter(|&f| {
             let pa = self.pa.as_ref();
@@ -92,6 +102,7 @@ impl Machine {
             .filter(tried)
             .filter(|p| !p.snap.terminating() || (!p.snap.running && p.ready.is_none()))
             .map(|p| p.snap.created)
+            .chain(self.gone_unserved(floor..=cut).map(|(made, _)| made))
             .min();
         w.evidence |= first_made.is_some();
         if !w.requested.exact
@@ -123,11 +134,19 @@ impl Machine {
         if let Some(at) = pa_serving.filter(|_| pa_word.is_none() && w.requested.exact) {
             w.pa_served.get_or_insert(at);
         }
+        // A pod of it already leaving served it too, if it turned ready before the wake's
+        // fall: its readiness was taken in before the wake was judged (the lists not all
+        // in, or a backlog), and a removed one counts the same way below.
+        let served_before_fall = |p: &&Pod| {
+            p.snap.terminating()
+                && p.ready
+                    .is_some_and(|r| fall.is_some_and(|f| r.wall <= f.wall))
+        };
         let served = self
             .pods
             .iter()
-            .filter(mine)
-            .filter(|p| p.snap.serving())
+            .filter(tried)
+            .filter(|p| mine(p) && p.snap.serving() || served_before_fall(p))
             .filter_map(|p| p.ready)
             .chain(pa_word)
             .chain(self.gone_served(floor..=cut).map(|(_, ready)| ready))
@@ -222,13 +241,7 @@ impl Machine {
             .filter(|(since, _)| since.timestamp() > w.start_second())
             .map(|(_, at)| at);
         // A pod's removal dates a fall a replay showed undated (see `Machine::remove_pod`).
-        let pods = w
-            .pods_fell
-            .filter(|_| w.first_fall.is_some_and(|f| f.undated));
-        let first = [w.first_fall, pods, idle]
-            .into_iter()
-            .flatten()
-            .reduce(At::earliest);
+        let first = [w.fall(), idle].into_iter().flatten().reduce(At::earliest);
         // The earliest of what dates it: a PA's `NoTraffic` that arrives after an undated
         // fall (a replayed Deployment's) bounds the end better.
         if let (Some(e), Some(f)) = (w.ending, first) {
@@ -434,6 +447,17 @@ impl Machine {
         (self.gone.as_deref())
             .and_then(|g| g.served)
             .filter(|(created, _)| seconds.contains(&created.second()))
+    }
+
+    /// The last pod gone that never served, when it was made in `seconds`: its creation
+    /// and when it was asked to go.
+    pub(super) fn gone_unserved(
+        &self,
+        seconds: std::ops::RangeInclusive<i64>,
+    ) -> Option<(DateTime<Utc>, At)> {
+        (self.gone.as_deref())
+            .and_then(|g| g.unserved)
+            .filter(|(made, _)| seconds.contains(&made.timestamp()))
     }
 
     /// When the wake's first pod was scheduled and started running.

@@ -277,6 +277,9 @@ impl Machine {
             At::by_stamp(stamp, asked, Side::End)
         });
         let dated = gone.snap.deleting.is_some();
+        if never_ran && !gone.accounted {
+            self.gone.get_or_insert_default().unserved = Some((gone.snap.created, fell));
+        }
         // The whole wake noticed from its trace waits for its pods to go; one of them
         // dates its start better than the rest it began after.
         if let Some(u) = self.unseen.as_deref_mut()

@@ -226,7 +226,7 @@ impl Machine {
         // A stream's fall, not the machine's `ending`, which may be a stream that has not
         // shown its rise yet.
         let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
-        Some(underway(w, w.first_fall))
+        Some(underway(w, w.fall()))
     }
 }
 

@@ -84,7 +84,7 @@ impl Machine {
         if let Some(w) = self.wake.as_mut() {
             // A stream that had not risen for this wake joins it, unless the wake was
             // over already: Knative gave up on it, or the PA queued anew after it ended.
-            let ended = w.ending.or(w.first_fall).map(|e| e.second());
+            let ended = w.ending.or(w.fall()).map(|e| e.second());
             let after_end = match (stream, queued, ended) {
                 (Stream::Autoscaler, Some(q), Some(e)) => q > e,
                 _ => false,
@@ -124,7 +124,7 @@ impl Machine {
             }
             // It rose and fell for this wake: this is the next wake, and this one ended
             // when a stream first fell, even if another had not shown its fall yet.
-            let end = w.ending.or(w.first_fall).unwrap_or(at);
+            let end = w.ending.or(w.fall()).unwrap_or(at);
             self.close_unserved(end, now, out);
         } else if let Some(l) = self.last()
             && self.claimed[s] < l.id

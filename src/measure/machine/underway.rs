@@ -67,6 +67,15 @@ pub struct Wake {
 }
 
 impl Wake {
+    /// When its streams first fell: a replay's undated fall is dated better by the
+    /// removal of a pod of it ([`Wake::pods_fell`]).
+    pub fn fall(&self) -> Option<At> {
+        let pods = self
+            .pods_fell
+            .filter(|_| self.first_fall.is_some_and(|f| f.undated));
+        (self.first_fall).map(|f| pods.map_or(f, |p| f.earliest(p)))
+    }
+
     /// A start no earlier than the end it led to is an arrival that came late (a list, a
     /// catch-up burst, a lagging stream): when the wake's streams were last seen at zero
     /// before that end, it began after then, which this returns.

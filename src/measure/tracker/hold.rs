@@ -23,7 +23,10 @@
 //! after; from one the PA's backlog has no match for on, they go last. A list is placed
 //! at its arrival. Each keeps its own stamp, so its dating does not change, but for one
 //! placed after another that arrived later: it takes that arrival, so the replay's clock
-//! never runs back and no end is bounded before the truth.
+//! never runs back and no end is bounded before the truth. A replayed Deployment change,
+//! which has no date, is stamped by when it happened at the latest rather than by its
+//! arrival (maybe the last of all): its PA turn's (a fall one reconcile's spread after),
+//! or its stream's next change's, so that it holds back no live arrival after it.
 //!
 //! A watch down longer than [`super::behind::MAX_BEHIND`] holds nothing: what was kept
 //! is settled at the next tick.
@@ -31,7 +34,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::merge::order;
+use super::merge::arrange;
 use super::{Output, Tracker, rev_entry};
 use crate::measure::machine::Machine;
 use crate::measure::observe::{Observation, Stamp, Via};
@@ -127,13 +130,14 @@ impl Tracker {
         let prior = rev.machine.scales();
         let mut held: Vec<Option<(Observation, Stamp)>> =
             shadow.held.into_iter().map(Some).collect();
-        let order = order(held.iter().flatten().map(|(o, s)| (o, *s)).collect(), prior);
+        let arranged = arrange(held.iter().flatten().map(|(o, s)| (o, *s)).collect(), prior);
         let mut again = Output::default();
         let mut clock: Option<Stamp> = None;
-        for i in order {
+        for i in arranged.order {
             let Some((obs, stamp)) = held[i].take() else {
                 continue;
             };
+            let stamp = arranged.by[i].unwrap_or(stamp);
             let stamp = match clock {
                 Some(c) if c.mono > stamp.mono => Stamp {
                     mono: c.mono,

@@ -2,6 +2,7 @@
 //! ([`super::hold`]): each stream's own order kept, the streams merged by the times the
 //! objects give. Pure: observations and stamps in, indices out.
 
+use crate::measure::machine::KPA_WRITE_SPREAD_MS;
 use crate::measure::observe::{CondStatus, Container, Observation, Stamp, Via};
 
 /// What a revision's Deployment and PodAutoscaler last showed before the hold: replicas
@@ -35,12 +36,31 @@ enum Turn {
 
 /// The order to take one revision's held observations in: indices into `held`, each
 /// stream's own order kept.
+#[cfg(test)]
 pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
+    arrange(held, prior).order
+}
+
+/// The held observations arranged: the order to take them in, and for each replayed
+/// Deployment change a stamp it happened by, earlier than its arrival.
+pub struct Arranged {
+    /// Indices into `held`, each stream's own order kept.
+    pub order: Vec<usize>,
+    /// By index into `held`. A Deployment's replayed scale has no timestamp, and its
+    /// arrival, the last of the backlogs maybe, would hold every later one back to it
+    /// (the replay's clock never runs back): the PA's turn it is paired with dates it
+    /// (within one reconcile's spread after it), and each change happened before the
+    /// next of its stream.
+    pub by: Vec<Option<Stamp>>,
+}
+
+/// Arranges one revision's held observations (see [`Arranged`]).
+pub fn arrange(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Arranged {
     // Each stream's items: (index, key in ms, tie), tie placing a Deployment's rise just
     // before the PA's and its fall just after.
     let mut streams: [Vec<(usize, i64, i8)>; 4] = Default::default();
     let (mut replicas, mut desired) = prior;
-    let mut pa_turns: Vec<(Turn, i64)> = Vec::new();
+    let mut pa_turns: Vec<(Turn, i64, usize)> = Vec::new();
     let mut dep_turns: Vec<(bool, Option<Turn>)> = Vec::new();
     let mut last = [i64::MIN; 4];
     for (i, (obs, stamp)) in held.iter().enumerate() {
@@ -76,7 +96,7 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
                 let now = pa.desired.filter(|d| *d >= 0);
                 if let Some(now) = now {
                     if let Some(t) = turn(desired.map(|d| d > 0), now > 0) {
-                        pa_turns.push((t, key));
+                        pa_turns.push((t, key, i));
                     }
                     desired = Some(now);
                 }
@@ -107,12 +127,53 @@ pub fn order(held: Vec<(&Observation, Stamp)>, prior: Scales) -> Vec<usize> {
         last[k] = key;
         streams[k].push((i, key, tie));
     }
-    place_deployment(
+    let paired = place_deployment(
         &mut streams[Kind::Deployment as usize],
         &dep_turns,
         &pa_turns,
     );
-    merge(streams)
+    let by = dated_by(&held, &streams[Kind::Deployment as usize], &paired);
+    Arranged {
+        order: merge(streams),
+        by,
+    }
+}
+
+/// Each replayed Deployment change's stamp to happen by (see [`Arranged::by`]), from
+/// the last of its stream back: its paired PA turn's (a rise is placed just before it, a
+/// fall may follow it by one reconcile's spread), or the next change's.
+fn dated_by(
+    held: &[(&Observation, Stamp)],
+    stream: &[(usize, i64, i8)],
+    paired: &[Option<(Turn, usize)>],
+) -> Vec<Option<Stamp>> {
+    let spread = std::time::Duration::from_millis(KPA_WRITE_SPREAD_MS as u64);
+    let mut by: Vec<Option<Stamp>> = vec![None; held.len()];
+    let mut next: Option<Stamp> = None;
+    for ((i, _, _), pair) in stream.iter().zip(paired).rev() {
+        let own = held[*i].1;
+        let turn = pair.map(|(turn, pa)| {
+            let s = held[pa].1;
+            match turn {
+                Turn::Rise => s,
+                Turn::Fall => Stamp {
+                    mono: s.mono + spread,
+                    wall: s.wall + chrono::Duration::milliseconds(KPA_WRITE_SPREAD_MS),
+                    ..s
+                },
+            }
+        });
+        let bound = [next, turn]
+            .into_iter()
+            .flatten()
+            .filter(|b| b.mono < own.mono)
+            .min_by_key(|b| b.mono);
+        if own.via == Via::Resumed {
+            by[*i] = bound.map(|b| Stamp { via: own.via, ..b });
+        }
+        next = Some(by[*i].unwrap_or(own));
+    }
+    by
 }
 
 /// A scale going from `before` (wanting pods or not; unknown: no turn) to `now`.
@@ -127,34 +188,45 @@ fn turn(before: Option<bool>, now: bool) -> Option<Turn> {
 /// Places each replayed Deployment rise and fall with the PA's turn of the same rank, and
 /// what comes between with the turn before it; from a turn the PA has no match for on,
 /// everything goes last. A live or listed one keeps its arrival, and takes its rank's PA turn.
+/// Returns, for each replayed one placed with a PA turn, that turn and its index.
 fn place_deployment(
     stream: &mut [(usize, i64, i8)],
     items: &[(bool, Option<Turn>)],
-    pa: &[(Turn, i64)],
-) {
-    let mut rises = pa.iter().filter(|t| t.0 == Turn::Rise).map(|t| t.1);
-    let mut falls = pa.iter().filter(|t| t.0 == Turn::Fall).map(|t| t.1);
+    pa: &[(Turn, i64, usize)],
+) -> Vec<Option<(Turn, usize)>> {
+    let mut rises = pa.iter().filter(|t| t.0 == Turn::Rise);
+    let mut falls = pa.iter().filter(|t| t.0 == Turn::Fall);
     let (mut key, mut tie) = (i64::MIN, 0i8);
+    let mut pairs = Vec::with_capacity(stream.len());
     for (item, (placed, turn)) in stream.iter_mut().zip(items) {
         let paired = match turn {
-            Some(Turn::Rise) => Some(rises.next().map(|k| (k, DECIDES - 1))),
-            Some(Turn::Fall) => Some(falls.next().map(|k| (k, DECIDES + 1))),
+            Some(Turn::Rise) => Some(rises.next().map(|p| (p, DECIDES - 1))),
+            Some(Turn::Fall) => Some(falls.next().map(|p| (p, DECIDES + 1))),
             None => None,
         };
+        let mut pair = None;
         if key == i64::MAX {
             // Unmatched before: last, in order.
         } else if *placed {
             (key, tie) = (item.1.max(key), 0);
         } else {
             match paired {
-                Some(Some((k, t))) => (key, tie) = (k.max(key), t),
+                Some(Some((p, t))) => {
+                    // Held back past it by an earlier change: not its turn's time.
+                    if p.1 >= key {
+                        pair = Some((p.0, p.2));
+                    }
+                    (key, tie) = (p.1.max(key), t);
+                }
                 Some(None) => (key, tie) = (i64::MAX, 0),
                 None => {}
             }
         }
         item.1 = key;
         item.2 = tie;
+        pairs.push(pair);
     }
+    pairs
 }
 
 /// Merges the streams by (key, tie, stream), each in its own order.

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use super::order;
+use super::{arrange, order};
 use crate::measure::observe::{
     Cond, CondStatus, Container, DeploymentSnap, Observation, PaSnap, PodSnap, Stamp, Via,
 };
@@ -160,4 +160,49 @@ fn live_arrivals_keep_their_place_and_no_stream_is_reordered() {
     ];
     // Pod "b" keeps its place behind "a" on its own stream, whatever its stamp says.
     assert_eq!(ordered(&held, (Some(0), Some(0))), vec![0, 2, 1]);
+}
+
+#[test]
+fn a_replayed_deployment_change_happens_by_its_pa_turn_not_by_its_late_arrival() {
+    // The PA's fall and rise were seen live; the Deployment's backlog comes 4 s later,
+    // and taken at its arrival it would hold every later observation back to it.
+    let live = |ms| stamp(ms, Via::Watched);
+    let late = stamp(23_000, Via::Resumed);
+    let held = [
+        (pa(0, "NoTraffic", CondStatus::False, 18), live(18_585)),
+        (pa(1, "Queued", CondStatus::Unknown, 18), live(18_993)),
+        (dep(0), late),
+        (dep(1), late),
+    ];
+    let a = arrange(
+        held.iter().map(|(o, s)| (o, *s)).collect(),
+        (Some(1), Some(1)),
+    );
+    // The fall just after the PA's, the rise just before.
+    assert_eq!(a.order, vec![0, 2, 3, 1]);
+    let by = |i: usize| a.by[i].expect("dated by its PA turn");
+    // A fall by one reconcile's spread after the PA's; a rise by the PA's own.
+    assert_eq!(
+        by(2).wall,
+        held[0].1.wall + chrono::Duration::milliseconds(100)
+    );
+    assert_eq!(by(3).wall, held[1].1.wall);
+    assert_eq!((by(2).via, by(3).via), (Via::Resumed, Via::Resumed));
+    // What was seen live keeps its own stamp.
+    assert!(a.by[0].is_none() && a.by[1].is_none());
+}
+
+#[test]
+fn a_replayed_deployment_change_without_a_pa_turn_happens_by_its_streams_next() {
+    let late = |ms| stamp(ms, Via::Resumed);
+    // First seen wanting one pod (no turn), then falling with the PA's replayed rest.
+    let held = [
+        (pa(0, "NoTraffic", CondStatus::False, 11), late(15_852)),
+        (dep(1), late(22_927)),
+        (dep(0), late(22_927)),
+    ];
+    let a = arrange(held.iter().map(|(o, s)| (o, *s)).collect(), (None, Some(1)));
+    let spread = chrono::Duration::milliseconds(100);
+    assert_eq!(a.by[2].map(|s| s.wall), Some(held[0].1.wall + spread));
+    assert_eq!(a.by[1].map(|s| s.wall), Some(held[0].1.wall + spread));
 }
