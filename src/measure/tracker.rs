@@ -78,6 +78,15 @@ impl Rev {
     }
 }
 
+/// A deleted revision's last word: nothing more of it will come, so an abort's grace is
+/// over for it.
+fn last_word(stamp: Stamp) -> Stamp {
+    Stamp {
+        mono: stamp.mono + ABORT_GRACE,
+        ..stamp
+    }
+}
+
 /// A wake to store, and the Knative Service it is a wake of (for metric labels, which
 /// are by namespace and service, whatever the release key).
 #[derive(Debug, Clone)]
@@ -314,15 +323,11 @@ impl Tracker {
         if !self.synced {
             return;
         }
-        let last_word = Stamp {
-            mono: stamp.mono + ABORT_GRACE,
-            ..stamp
-        };
         self.then = Some(behind::Then {
             any: false,
             pa: false,
         });
-        self.evaluate(uid, last_word, out);
+        self.evaluate(uid, last_word(stamp), out);
         self.then = None;
     }
 
@@ -330,12 +335,8 @@ impl Tracker {
     /// will come to wait for (the abort's grace is over for it); a wake still underway
     /// goes from the store; its release's facts change.
     fn revision_gone(&mut self, uid: &str, stamp: Stamp, out: &mut Output) {
-        let last_word = Stamp {
-            mono: stamp.mono + ABORT_GRACE,
-            ..stamp
-        };
         if self.synced {
-            self.evaluate(uid, last_word, out);
+            self.evaluate(uid, last_word(stamp), out);
         }
         self.held.remove(uid);
         if let Some(rev) = self.revisions.remove(uid) {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::At;
-use super::evidence::{Pod, classify, failure, gave_up, why_not_serving};
+use super::evidence::{Pod, classify, failure, gave_up, standing_since, why_not_serving};
 use super::{ABORT_GRACE, Closed, Ctx, Finished, Machine, Stream, Wake, remember};
 use crate::measure::observe::Stamp;
 use scaling_facts_api::Failure;
@@ -69,7 +69,7 @@ impl Machine {
         // `Machine::remove_pod`).
         if w.pods_fell.is_none()
             && w.first_fall.is_some_and(|f| f.undated)
-            && !(self.pods.iter()).any(|p| !p.snap.terminating() && p.created_second() >= w.floor)
+            && !standing_since(&self.pods, w.floor)
             && let Some((_, fell)) = self.gone_unserved(w.floor..=i64::MAX)
         {
             w.pods_fell = Some(fell);
@@ -146,7 +146,7 @@ impl Machine {
             .pods
             .iter()
             .filter(tried)
-            .filter(|p| mine(p) && p.snap.serving() || served_before_fall(p))
+            .filter(|p| p.snap.serving() || served_before_fall(p))
             .filter_map(|p| p.ready)
             .chain(pa_word)
             .chain(self.gone_served(floor..=cut).map(|(_, ready)| ready))

@@ -249,6 +249,13 @@ fn trouble(p: &PodSnap) -> Option<(bool, Shown<'_>)> {
     ))
 }
 
+/// Some pod made in `floor` or later is not leaving: while one stands, Knative has not
+/// scaled the wake it was made for to zero.
+pub(super) fn standing_since(pods: &[Pod], floor: i64) -> bool {
+    pods.iter()
+        .any(|p| !p.snap.terminating() && p.created_second() >= floor)
+}
+
 /// What a pod shows that would explain a wake never serving: a container that keeps
 /// failing, a pull error, or no node.
 pub(super) fn why_not_serving(p: &PodSnap) -> Option<Shown<'_>> {

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::dating::{At, Side};
-use super::evidence::{Autoscaler, Pod, failure, why_not_serving};
+use super::evidence::{Autoscaler, Pod, failure, standing_since, why_not_serving};
 use super::underway::Wake;
 use super::{Closed, Edge, Machine, PaThen, Stream, Thresholds, Unseen};
 use crate::measure::observe::{DeploymentSnap, PaSnap, PodSnap, Stamp, Via};
@@ -303,10 +303,7 @@ impl Machine {
             .wake
             .as_deref_mut()
             .filter(|w| unknown_fall(w) && never_ran && made >= w.floor)
-            && !self
-                .pods
-                .iter()
-                .any(|p| !p.snap.terminating() && p.created_second() >= w.floor)
+            && !standing_since(&self.pods, w.floor)
         {
             w.pods_fell.get_or_insert(fell);
         }
