@@ -62,7 +62,7 @@ struct Rev {
     /// The wake underway as last handed to the store (kind, request, start second): what
     /// a process killed now would continue from. Kept apart from the machine's, which
     /// can move between evaluations (a list, a restore), so every difference is written.
-    stored_open: Option<Box<Underway>>,
+    stored_open: Vec<Underway>,
     /// Its objects' observations while its Revision is not in ([`pending`]). Boxed: most
     /// revisions never have any.
     #[allow(clippy::box_collection)]
@@ -340,10 +340,8 @@ impl Tracker {
         }
         self.held.remove(uid);
         if let Some(rev) = self.revisions.remove(uid) {
-            if rev.stored_open.is_some() {
-                out.open.push(OpenChange::Closed {
-                    revision_uid: uid.to_owned(),
-                });
+            if !rev.stored_open.is_empty() {
+                out.open.push(OpenChange::of(uid, &[]));
             }
             if let Some(key) = rev.service {
                 if let Some(uids) = self.by_service.get_mut(&key) {
@@ -399,15 +397,10 @@ impl Tracker {
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
         let finished = rev.machine.evaluate(stamp, &ctx);
-        let open_after = rev.machine.open_wake();
-        if rev.stored_open.as_deref() != open_after.as_ref() {
-            rev.stored_open = open_after.clone().map(Box::new);
-            out.open.push(match open_after {
-                Some(u) => OpenChange::Opened(OpenWake::new(uid, u)),
-                None => OpenChange::Closed {
-                    revision_uid: uid.to_owned(),
-                },
-            });
+        let open_after = rev.machine.open_wakes();
+        if rev.stored_open != open_after {
+            out.open.push(OpenChange::of(uid, &open_after));
+            rev.stored_open = open_after;
         }
         // Not before the store's history is in: the rest it holds is the last process's,
         // which the lists are yet to be compared with (see `merge_history`).
@@ -466,11 +459,10 @@ impl Tracker {
             self.watching_since = Some(stamp.wall);
             out.watching_since = Some(stamp.wall);
         }
-        for o in std::mem::take(&mut self.restored_open) {
-            if !self.continue_open(&o, stamp) {
-                out.open.push(OpenChange::Closed {
-                    revision_uid: o.revision_uid,
-                });
+        let restored = std::mem::take(&mut self.restored_open);
+        for wakes in restored.chunk_by(|a, b| a.revision_uid == b.revision_uid) {
+            if !self.continue_open(wakes, stamp) {
+                out.open.push(OpenChange::of(&wakes[0].revision_uid, &[]));
             }
         }
         for rev in self.revisions.values_mut() {
@@ -486,18 +478,20 @@ impl Tracker {
         out
     }
 
-    /// Continues a wake the last process had underway; false when its revision is gone.
-    fn continue_open(&mut self, o: &OpenWake, stamp: Stamp) -> bool {
-        let Some(rev) = self.revisions.get(o.revision_uid.as_str()) else {
+    /// Continues the wakes the last process had underway for one revision (its rows,
+    /// oldest first); false when the revision is gone.
+    fn continue_open(&mut self, wakes: &[OpenWake], stamp: Stamp) -> bool {
+        let Some(uid) = wakes.first().map(|o| o.revision_uid.as_str()) else {
+            return true;
+        };
+        let Some(rev) = self.revisions.get(uid) else {
             return false;
         };
         let ctx = self.ctx(&self.knobs(rev), stamp);
-        let rev = self
-            .revisions
-            .get_mut(o.revision_uid.as_str())
-            .expect("looked up above");
-        rev.machine.restore_open(o.underway(), stamp, &ctx);
-        rev.stored_open = Some(Box::new(o.underway()));
+        let rev = self.revisions.get_mut(uid).expect("looked up above");
+        let underway: Vec<Underway> = wakes.iter().map(OpenWake::underway).collect();
+        rev.machine.restore_open(underway.clone(), stamp, &ctx);
+        rev.stored_open = underway;
         true
     }
 
@@ -509,10 +503,10 @@ impl Tracker {
     /// sync the stored ones still waiting to be continued. After any output is written,
     /// the store's wakes underway are these, so a process killed then loses none.
     pub fn open_wakes(&self) -> Vec<OpenWake> {
-        let mut open: Vec<OpenWake> = self
-            .revisions
-            .iter()
-            .filter_map(|(uid, r)| Some(OpenWake::new(uid, r.machine.open_wake()?)))
+        let mut open: Vec<OpenWake> = (self.revisions.iter())
+            .flat_map(|(uid, r)| {
+                (r.machine.open_wakes().into_iter()).map(|u| OpenWake::new(uid, u))
+            })
             .collect();
         open.extend(
             self.restored_open
