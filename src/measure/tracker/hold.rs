@@ -13,7 +13,7 @@
 //! kept machine takes the held observations merged into one order ([`order`]), one by
 //! one, as if streamed with a lag of a second or so, which the machine is built for; its
 //! wakes replace the provisional ones (those that differ are retracted and written anew,
-//! as the history's merge does), and so do its statistics and its wake underway.
+//! as the history's merge does), and so do its statistics and its wakes underway.
 //!
 //! The order comes from the objects: an observation streamed live is placed at its
 //! arrival, a replayed one at its newest timestamp (whole seconds, so at or before it was
