@@ -4086,29 +4086,5 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
-        // census 72977: a whole wake a restart's lists told by the PA's newer NoTraffic, with the
-        // next wake's pod made before its Queued came: that pod is not the unseen wake's
-        Case {
-            seed: 9483361126168176243,
-            first_start: None,
-            born_at_zero: false,
-            initial_scale: 1,
-            deployment_first: None,
-            quick: true,
-            episodes: vec![Served, FailedUnschedulable],
-            lag: [0, 20, 1272, 1925, 268],
-            faults: vec![
-                Fault::Held {
-                    wake: 12498240044305691743,
-                    before: 702,
-                    after: 2011,
-                    delays: [385, 157, 345, 0, 130],
-                },
-                Fault::Restart {
-                    at: 30995,
-                    down: 670,
-                },
-            ],
-        },
     ]
 }

@@ -228,8 +228,6 @@ impl Machine {
             .chain(next_second)
             .min()
             .unwrap_or(i64::MAX);
-        // Nor, made after it ended, the next wake's, whose `Queued` may not be here yet.
-        let before_next = before_next.min(u.end.second() + 1);
         let ours = |p: &&Pod| (u.after.timestamp()..before_next).contains(&p.created_second());
         // Its own pods still here: they date it better, and the rules before this one
         // record it from them. (Not, before a rise the Deployment shows now, one that is
