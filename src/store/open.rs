@@ -32,15 +32,11 @@ impl Store {
         sqlx::query("DELETE FROM open_wakes")
             .execute(&mut *tx)
             .await?;
-        // Each revision's rows numbered oldest first, as they come.
-        let mut last: Option<(&str, usize)> = None;
-        for w in open {
-            let ordinal = match last {
-                Some((uid, n)) if uid == w.revision_uid => n + 1,
-                _ => 0,
-            };
-            last = Some((&w.revision_uid, ordinal));
-            insert(w, ordinal).execute(&mut *tx).await?;
+        // Each revision's rows (together, oldest first) numbered as they come.
+        for rows in open.chunk_by(|a, b| a.revision_uid == b.revision_uid) {
+            for (ordinal, w) in rows.iter().enumerate() {
+                insert(w, ordinal).execute(&mut *tx).await?;
+            }
         }
         tx.commit().await?;
         Ok(())
