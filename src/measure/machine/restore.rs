@@ -72,47 +72,8 @@ impl Machine {
         ]
     }
 
-    /// The wakes the previous process had underway, oldest first; continued once the lists
-    /// are in. All but the newest had ended and waited for their verdicts: they wait here
-    /// again, judged on what the lists show.
-    pub fn restore_open(&mut self, mut wakes: Vec<Underway>, now: Stamp, ctx: &Ctx) {
-        let Some(newest) = wakes.pop() else { return };
-        for u in wakes {
-            self.restore_unjudged(u, now, ctx);
-        }
-        self.restore_newest(newest, now, ctx);
-    }
-
-    /// An ended wake the previous process kept waiting for its verdict.
-    fn restore_unjudged(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
-        let Some(ended) = u.ended_at.filter(|_| self.wake.is_none()) else {
-            return;
-        };
-        self.open_as(u.kind, At::back_from(now, u.requested_at), ctx);
-        let Some(mut wake) = self.wake.take() else {
-            return;
-        };
-        let end = At {
-            undated: u.ended_undated,
-            ..At::back_from(now, ended)
-        };
-        wake.queued = Some(u.start_second);
-        wake.floor = wake.floor.min(u.start_second - 1);
-        wake.evidence = true;
-        wake.first_fall = Some(end);
-        // Knative's give-up, kept as its reason when nothing else named one.
-        let gave_up_at = (u.trouble.as_ref() == Some(&gave_up())).then_some(end);
-        wake.trouble = u.trouble;
-        self.unjudged
-            .get_or_insert_default()
-            .push_back(super::judging::Unjudged {
-                wake,
-                end,
-                gave_up: gave_up_at,
-            });
-    }
-
-    fn restore_newest(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
+    /// A wake the previous process had underway; continued once the lists are in.
+    pub fn restore_open(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
         let Underway {
             kind,
             requested_at,
@@ -245,34 +206,27 @@ impl Machine {
         }
     }
 
-    /// The wakes underway, oldest first: those that ended while a watch was down and wait
-    /// for their verdicts, then the one open, unless it was already recorded as failed.
-    pub fn open_wakes(&self) -> Vec<Underway> {
-        // An ended one is still to be recorded: a process killed now continues it, ended,
-        // from the store. Its start, when only an arrival of a backlog dates it, is the
-        // rest it followed: the bound its record would have had.
-        let mut open: Vec<Underway> = (self.unjudged.as_deref().into_iter().flatten())
-            .map(|u| {
-                let mut row = underway(&u.wake, Some(u.end));
-                // Knative's give-up within it, which its restored end (maybe only an
-                // upper bound, past the deadline) no longer proves: kept as its reason.
-                if u.gave_up.is_some() {
-                    row.trouble.get_or_insert_with(gave_up);
-                }
-                row
-            })
-            .collect();
+    /// The wake underway, unless it was already recorded as failed.
+    pub fn open_wake(&self) -> Option<Underway> {
+        // A wake that ended while a watch was down is still to be recorded: a process
+        // killed now continues it, ended, from the store. It holds the revision's one row
+        // even with a newer wake open: the lists find that one underway, but nothing a
+        // list shows tells of the older (its objects moved on). Its start, when only an
+        // arrival of a backlog dates it, is the rest it followed: the bound its record
+        // would have had.
+        if let Some(u) = self.oldest_unjudged() {
+            let mut row = underway(&u.wake, Some(u.end));
+            // Knative's give-up within it, which its restored end (maybe only an upper
+            // bound, past the deadline) no longer proves: kept as its reason.
+            if u.gave_up.is_some() {
+                row.trouble.get_or_insert_with(gave_up);
+            }
+            return Some(row);
+        }
         // A stream's fall, not the machine's `ending`, which may be a stream that has not
         // shown its rise yet.
-        if let Some(w) = self.wake.as_ref().filter(|w| w.failed.is_none()) {
-            open.push(underway(w, w.fall()));
-        }
-        open
-    }
-
-    /// Whether a wake is underway as the store keeps them (see [`Machine::open_wakes`]).
-    pub fn has_open(&self) -> bool {
-        self.oldest_unjudged().is_some() || self.wake.as_ref().is_some_and(|w| w.failed.is_none())
+        let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
+        Some(underway(w, w.fall()))
     }
 }
 

@@ -378,7 +378,6 @@ fn a_revision_born_at_scale_whose_status_comes_later_has_an_initial_start() {
     );
 }
 
-mod restored;
 mod streams;
 
 #[test]

@@ -204,7 +204,7 @@ impl Tracker {
         let mut uids: BTreeSet<String> = self
             .revisions
             .iter()
-            .filter(|(_, r)| !r.stored_open.is_empty())
+            .filter(|(_, r)| r.stored_open.is_some())
             .map(|(u, _)| u.to_string())
             .collect();
         uids.extend(open.iter().map(|o| o.revision_uid.clone()));
@@ -212,24 +212,30 @@ impl Tracker {
             fresh
                 .revisions
                 .iter()
-                .filter(|(_, r)| !r.stored_open.is_empty() || r.machine.has_open())
+                .filter(|(_, r)| r.stored_open.is_some() || r.machine.open_wake().is_some())
                 .map(|(u, _)| u.to_string()),
         );
         for uid in uids {
-            let open_now = (fresh.revisions.get(uid.as_str()))
-                .map(|r| r.machine.open_wakes())
-                .unwrap_or_default();
+            let open_now = fresh
+                .revisions
+                .get(uid.as_str())
+                .and_then(|r| r.machine.open_wake());
             // Before the lists are all in, a stored wake underway waits to be continued at
             // the sync: its row stays as stored. Closing it here would leave nothing to
             // continue it from if this process dies before the wake ends.
             let pending = fresh.restored_open.iter().any(|o| o.revision_uid == uid);
-            if open_now.is_empty() && pending {
+            if open_now.is_none() && pending {
                 continue;
             }
-            out.open.push(OpenChange::of(&uid, &open_now));
             if let Some(rev) = fresh.revisions.get_mut(uid.as_str()) {
-                rev.stored_open = open_now;
+                rev.stored_open = open_now.clone().map(Box::new);
             }
+            out.open.push(match open_now {
+                Some(u) => OpenChange::Opened(OpenWake::new(&uid, u)),
+                None => OpenChange::Closed {
+                    revision_uid: uid.clone(),
+                },
+            });
         }
         *self = fresh;
         out
@@ -356,32 +362,30 @@ impl Tracker {
         stamp: Stamp,
         out: &mut Output,
     ) {
-        for rows in open.chunk_by(|a, b| a.revision_uid == b.revision_uid) {
-            let uid = rows[0].revision_uid.as_str();
-            let Some(rev) = self.revisions.get(uid) else {
-                out.open.push(OpenChange::of(uid, &[]));
+        for o in open {
+            let measured_since = measured
+                .get(&o.revision_uid)
+                .is_some_and(|s| *s >= o.start_second - SAME_START_SECONDS);
+            let Some(rev) = self.revisions.get(o.revision_uid.as_str()) else {
+                out.open.push(OpenChange::Closed {
+                    revision_uid: o.revision_uid.clone(),
+                });
                 continue;
             };
-            if rev.machine.has_open() {
+            if rev.machine.open_wake().is_some() {
                 continue;
             }
-            // A wake this process measured from its start second on is that one, or
-            // ended before it.
-            let left: Vec<OpenWake> = (rows.iter())
-                .filter(|o| {
-                    (measured.get(uid)).is_none_or(|s| *s < o.start_second - SAME_START_SECONDS)
-                })
-                .cloned()
-                .collect();
-            if left.is_empty() {
-                if let Some(rev) = self.revisions.get_mut(uid) {
-                    rev.stored_open.clear();
+            if measured_since {
+                if let Some(rev) = self.revisions.get_mut(o.revision_uid.as_str()) {
+                    rev.stored_open = None;
                 }
-                out.open.push(OpenChange::of(uid, &[]));
+                out.open.push(OpenChange::Closed {
+                    revision_uid: o.revision_uid.clone(),
+                });
                 continue;
             }
-            self.continue_open(&left, stamp);
-            self.evaluate(uid, stamp, out);
+            self.continue_open(o, stamp);
+            self.evaluate(&o.revision_uid, stamp, out);
         }
     }
 }
