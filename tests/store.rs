@@ -487,6 +487,56 @@ on_both_backends!(
 );
 
 on_both_backends!(
+    a_revisions_wakes_underway_are_kept_oldest_first_and_replaced_together,
+    async |store: Store| {
+        use scaling_facts::measure::wake::{OpenChange, OpenWake};
+        let wake = |uid: &str, second: i64, ended: Option<i64>| OpenWake {
+            revision_uid: uid.into(),
+            kind: WakeKind::Wake,
+            start_second: t(second).timestamp(),
+            requested_at: t(second) + chrono::Duration::milliseconds(310),
+            ended_at: ended.map(t),
+            ended_undated: false,
+            trouble: None,
+        };
+        // The newer wake began in an older one's second: rows are told apart by their
+        // place, not their start.
+        let several = vec![wake("rev-b", 30, Some(62)), wake("rev-b", 30, None)];
+        store
+            .apply_open(&OpenChange::Several {
+                revision_uid: "rev-b".into(),
+                wakes: several.clone(),
+            })
+            .await
+            .unwrap();
+        store
+            .apply_open(&OpenChange::Opened(wake("rev-a", 10, None)))
+            .await
+            .unwrap();
+        let mut all = vec![wake("rev-a", 10, None)];
+        all.extend(several);
+        assert_eq!(store.open_wakes().await.unwrap(), all);
+        // The older judged: the revision's rows are replaced by its one left.
+        store
+            .apply_open(&OpenChange::Opened(wake("rev-b", 67, None)))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.open_wakes().await.unwrap(),
+            vec![wake("rev-a", 10, None), wake("rev-b", 67, None)]
+        );
+        // A new writer's own view, several for one revision again.
+        let view = vec![
+            wake("rev-c", 5, Some(9)),
+            wake("rev-c", 12, Some(15)),
+            wake("rev-c", 20, None),
+        ];
+        store.replace_open(&view).await.unwrap();
+        assert_eq!(store.open_wakes().await.unwrap(), view);
+    }
+);
+
+on_both_backends!(
     a_revisions_last_rest_replaces_the_one_before,
     async |store: Store| {
         use scaling_facts::measure::wake::{PaRest, Rest, RestAt};

@@ -7,6 +7,7 @@
 mod across;
 mod behind;
 mod causes;
+mod facts;
 mod follow;
 pub use follow::one_wake;
 pub use history::{Stored, end_ms};
@@ -14,7 +15,10 @@ mod history;
 mod hold;
 mod lists;
 mod merge;
+mod output;
+pub use output::{Output, Recorded};
 mod pending;
+mod sync;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -28,10 +32,7 @@ use super::observe::{Observation, RevisionSnap, ServiceKey, ServiceSnap, Stamp};
 use super::owners::{Owners, Refused};
 use super::stats::{RevisionStats, WindowSettings};
 use super::wake::{OpenChange, OpenWake, Rest, Underway};
-use across::Across;
-use scaling_facts_api::{
-    ActiveRevision, ColdStarts, Failure, RuntimePresence, Scaling, WakeProgress,
-};
+use scaling_facts_api::Failure;
 use scaling_facts_api::{WakeKind, WakeRecord};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,7 +63,7 @@ struct Rev {
     /// The wake underway as last handed to the store (kind, request, start second): what
     /// a process killed now would continue from. Kept apart from the machine's, which
     /// can move between evaluations (a list, a restore), so every difference is written.
-    stored_open: Option<Box<Underway>>,
+    stored_open: Vec<Underway>,
     /// Its objects' observations while its Revision is not in ([`pending`]). Boxed: most
     /// revisions never have any.
     #[allow(clippy::box_collection)]
@@ -84,42 +85,6 @@ fn last_word(stamp: Stamp) -> Stamp {
     Stamp {
         mono: stamp.mono + ABORT_GRACE,
         ..stamp
-    }
-}
-
-/// A wake to store, and the Knative Service it is a wake of (for metric labels, which
-/// are by namespace and service, whatever the release key).
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    pub service: ServiceKey,
-    pub wake: WakeRecord,
-}
-
-/// What one observation produced.
-#[derive(Debug, Default)]
-pub struct Output {
-    /// Wakes to store and log, in the order they ended.
-    pub wakes: Vec<Recorded>,
-    /// Wakes that began or ended, for the store's list of wakes underway.
-    pub open: Vec<OpenChange>,
-    /// Stored wakes found to be another record of a wake stored under a neighbouring
-    /// second: to delete, by (revision UID, start second).
-    pub retracted: Vec<(String, i64)>,
-    /// Revisions whose last rest changed, for the store.
-    pub rests: Vec<Rest>,
-    /// The service first synced, with nothing stored of an earlier sync: for the store,
-    /// which keeps the earliest.
-    pub watching_since: Option<DateTime<Utc>>,
-}
-
-impl Output {
-    /// Appends what a later step produced, in order.
-    pub fn extend(&mut self, later: Output) {
-        self.wakes.extend(later.wakes);
-        self.open.extend(later.open);
-        self.retracted.extend(later.retracted);
-        self.rests.extend(later.rests);
-        self.watching_since = self.watching_since.or(later.watching_since);
     }
 }
 
@@ -340,10 +305,8 @@ impl Tracker {
         }
         self.held.remove(uid);
         if let Some(rev) = self.revisions.remove(uid) {
-            if rev.stored_open.is_some() {
-                out.open.push(OpenChange::Closed {
-                    revision_uid: uid.to_owned(),
-                });
+            if !rev.stored_open.is_empty() {
+                out.open.push(OpenChange::of(uid, &[]));
             }
             if let Some(key) = rev.service {
                 if let Some(uids) = self.by_service.get_mut(&key) {
@@ -399,15 +362,10 @@ impl Tracker {
         let rev = self.revisions.get_mut(uid).expect("looked up above");
         rev.knobs = Some(knobs);
         let finished = rev.machine.evaluate(stamp, &ctx);
-        let open_after = rev.machine.open_wake();
-        if rev.stored_open.as_deref() != open_after.as_ref() {
-            rev.stored_open = open_after.clone().map(Box::new);
-            out.open.push(match open_after {
-                Some(u) => OpenChange::Opened(OpenWake::new(uid, u)),
-                None => OpenChange::Closed {
-                    revision_uid: uid.to_owned(),
-                },
-            });
+        let open_after = rev.machine.open_wakes();
+        if rev.stored_open != open_after {
+            out.open.push(OpenChange::of(uid, &open_after));
+            rev.stored_open = open_after;
         }
         // Not before the store's history is in: the rest it holds is the last process's,
         // which the lists are yet to be compared with (see `merge_history`).
@@ -457,74 +415,6 @@ impl Tracker {
         self.dirty_reports.insert(service);
     }
 
-    /// Every observation so far reflects the cluster: evaluate every revision once.
-    pub fn mark_synced(&mut self, stamp: Stamp) -> Output {
-        self.remember(|| history::Fed::Synced(stamp));
-        self.synced = true;
-        let mut out = Output::default();
-        if self.watching_since.is_none() {
-            self.watching_since = Some(stamp.wall);
-            out.watching_since = Some(stamp.wall);
-        }
-        for o in std::mem::take(&mut self.restored_open) {
-            if !self.continue_open(&o, stamp) {
-                out.open.push(OpenChange::Closed {
-                    revision_uid: o.revision_uid,
-                });
-            }
-        }
-        for rev in self.revisions.values_mut() {
-            rev.machine.listed();
-        }
-        let uids: Vec<Arc<str>> = self.revisions.keys().cloned().collect();
-        for uid in uids {
-            self.evaluate(&uid, stamp, &mut out);
-        }
-        let keys: Vec<_> = self.services.keys().cloned().collect();
-        self.dirty.extend(keys.iter().cloned());
-        self.dirty_reports.extend(keys);
-        out
-    }
-
-    /// Continues a wake the last process had underway; false when its revision is gone.
-    fn continue_open(&mut self, o: &OpenWake, stamp: Stamp) -> bool {
-        let Some(rev) = self.revisions.get(o.revision_uid.as_str()) else {
-            return false;
-        };
-        let ctx = self.ctx(&self.knobs(rev), stamp);
-        let rev = self
-            .revisions
-            .get_mut(o.revision_uid.as_str())
-            .expect("looked up above");
-        rev.machine.restore_open(o.underway(), stamp, &ctx);
-        rev.stored_open = Some(Box::new(o.underway()));
-        true
-    }
-
-    pub fn is_synced(&self) -> bool {
-        self.synced
-    }
-
-    /// Every wake underway as the store should hold it: the machines' own, and before the
-    /// sync the stored ones still waiting to be continued. After any output is written,
-    /// the store's wakes underway are these, so a process killed then loses none.
-    pub fn open_wakes(&self) -> Vec<OpenWake> {
-        let mut open: Vec<OpenWake> = self
-            .revisions
-            .iter()
-            .filter_map(|(uid, r)| Some(OpenWake::new(uid, r.machine.open_wake()?)))
-            .collect();
-        open.extend(
-            self.restored_open
-                .iter()
-                .filter(|o| !open.iter().any(|m| m.revision_uid == o.revision_uid))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        open.sort_by(|a, b| a.revision_uid.cmp(&b.revision_uid));
-        open
-    }
-
     /// Time passing: failure thresholds of wakes in progress, and the window's age limit.
     pub fn tick(&mut self, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Tick(stamp));
@@ -569,155 +459,6 @@ impl Tracker {
     /// Every refused claim on a release key.
     pub fn refused(&self) -> Vec<Refused> {
         self.owners.refused()
-    }
-
-    /// Facts of releases that changed since the last call, cold-start reports to replace,
-    /// and releases that are gone.
-    pub fn changed(&mut self, now: DateTime<Utc>) -> Changes {
-        let dirty = std::mem::take(&mut self.dirty);
-        // Sized to what may change: a `Vec` of these grown from empty asks for four.
-        let mut facts = Vec::with_capacity(dirty.len());
-        for key in dirty {
-            let Some(f) = self.facts_of(&key, now) else {
-                continue;
-            };
-            let hash = f.fingerprint();
-            let changed = match self.last_facts.get_mut(&f.release) {
-                Some(last) => std::mem::replace(last, hash) != hash,
-                None => {
-                    self.last_facts.insert(f.release.clone(), hash);
-                    true
-                }
-            };
-            if changed {
-                facts.push(f);
-            }
-        }
-        Changes {
-            facts,
-            reports: std::mem::take(&mut self.dirty_reports)
-                .into_iter()
-                .collect(),
-            removed: std::mem::take(&mut self.removed),
-            services_gone: std::mem::take(&mut self.services_gone),
-            refused: self.owners.take_changed().then(|| self.owners.refused()),
-        }
-    }
-
-    /// The releases `release` declares it calls: its owning Service's declaration.
-    pub fn declared_dependencies(&self, release: &str) -> &[String] {
-        self.owners
-            .owner(release)
-            .and_then(|k| self.services.get(k))
-            .map_or(&[], |s| s.depends_on.as_slice())
-    }
-
-    fn revisions_of<'a>(
-        &'a self,
-        key: &'a ServiceKey,
-    ) -> impl Iterator<Item = (&'a str, &'a Rev)> + 'a {
-        self.by_service
-            .get(key)
-            .into_iter()
-            .flatten()
-            .filter_map(|uid| self.revisions.get_key_value(uid).map(|(u, r)| (&**u, &**r)))
-    }
-
-    /// The active revisions: traffic targets with percent > 0, else the newest revision.
-    fn active_of<'a>(&'a self, key: &'a ServiceKey) -> Vec<(&'a str, u32)> {
-        let svc = &self.services[key];
-        if !svc.traffic.is_empty() {
-            return svc.traffic.iter().map(|(n, p)| (n.as_str(), *p)).collect();
-        }
-        self.revisions_of(key)
-            .max_by_key(|(_, r)| r.machine.created())
-            .map(|(_, r)| vec![(&*r.name, 100)])
-            .unwrap_or_default()
-    }
-
-    fn facts_of(&self, key: &ServiceKey, now: DateTime<Utc>) -> Option<ReleaseFacts> {
-        if !self.owners.owns(key) {
-            return None;
-        }
-        let svc = self.services.get(key)?;
-        let mut f = ReleaseFacts::idle(&svc.release, &svc.namespace, &svc.name, now);
-        // Shared with the snapshot: deriving facts copies no annotation.
-        if let Some(t) = &svc.template {
-            f.template = t.clone();
-        }
-        let active = self.active_of(key);
-        f.active_revisions = active
-            .iter()
-            .map(|(name, percent)| ActiveRevision {
-                name: (*name).to_owned(),
-                percent: *percent,
-            })
-            .collect();
-        // Among the service's own revisions, by name: no key to build per lookup. One pass,
-        // with nothing allocated: this runs after nearly every event.
-        let mut acc: Option<Across> = None;
-        for (name, _) in &active {
-            let Some((_, r)) = self.revisions_of(key).find(|(_, r)| *r.name == **name) else {
-                continue;
-            };
-            let (k, s) = (self.knobs(r), r.machine.summary());
-            let expected = r.stats.as_ref().and_then(|st| st.expected_ms());
-            match acc.as_mut() {
-                None => acc = Some(Across::first(k, s, expected)),
-                Some(a) => a.add(k, s, expected),
-            }
-        }
-        let Some(a) = acc else {
-            return Some(f);
-        };
-        f.scaling = Scaling {
-            min_instances: a.min_instances,
-            idle_timeout_seconds: a.idle as f64,
-            expected_cold_start_seconds: a.expected_ms.map(|ms| ms as f64 / 1000.0),
-            serving_since: a.serving_since,
-        };
-        f.idle_timeout_upper_bound_seconds = a.upper as f64;
-        f.idle_window_parts = a.parts;
-        let (desired_replicas, actual_replicas) = (a.desired, a.actual);
-        let (state, lead) = a.lead();
-        f.state = state;
-        f.presence = RuntimePresence {
-            phase: lead.phase,
-            desired_replicas,
-            actual_replicas,
-            wake: lead.wake.map(|(requested_at, deadline_at)| WakeProgress {
-                requested_at,
-                deadline_at,
-                elapsed_ms: 0,
-            }),
-            failure: lead.failure,
-        };
-        Some(f)
-    }
-
-    /// The cold-start report of a Service's release; None when it is gone or does not own
-    /// its release key.
-    pub fn report(&self, key: &ServiceKey) -> Option<ColdStarts> {
-        if !self.owners.owns(key) {
-            return None;
-        }
-        let svc = self.services.get(key)?;
-        let active = self.active_of(key);
-        let mut revisions: Vec<_> = self
-            .revisions_of(key)
-            .map(|(uid, r)| {
-                let is_active = active.iter().any(|(n, _)| **n == *r.name);
-                match &r.stats {
-                    Some(stats) => stats.report(&r.name, uid, is_active),
-                    None => RevisionStats::default().report(&r.name, uid, is_active),
-                }
-            })
-            .collect();
-        revisions.sort_by(|a, b| b.revision.cmp(&a.revision));
-        Some(ColdStarts {
-            release: svc.release.clone(),
-            revisions,
-        })
     }
 
     pub fn revision_count(&self) -> usize {

@@ -71,12 +71,56 @@ pub struct Underway {
     pub trouble: Option<Failure>,
 }
 
-/// A change to the wakes underway, for the store.
+/// A change to a revision's wakes underway, for the store: each replaces every row the
+/// store holds for the revision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpenChange {
+    /// Its one wake underway.
     Opened(OpenWake),
+    /// It has none.
     Closed { revision_uid: String },
+    /// Its wakes underway, oldest first: the older ended while a watch was down and wait
+    /// for their verdicts, which a backlog still to come may give. A process killed then
+    /// continues each, not only the oldest.
+    Several {
+        revision_uid: String,
+        wakes: Vec<OpenWake>,
+    },
+}
+
+impl OpenChange {
+    /// The change that makes `wakes` (oldest first) the revision's wakes underway.
+    pub fn of(revision_uid: &str, wakes: &[Underway]) -> Self {
+        match wakes {
+            [] => Self::Closed {
+                revision_uid: revision_uid.to_owned(),
+            },
+            [one] => Self::Opened(OpenWake::new(revision_uid, one.clone())),
+            several => Self::Several {
+                revision_uid: revision_uid.to_owned(),
+                wakes: (several.iter())
+                    .map(|u| OpenWake::new(revision_uid, u.clone()))
+                    .collect(),
+            },
+        }
+    }
+
+    pub fn revision_uid(&self) -> &str {
+        match self {
+            Self::Opened(w) => &w.revision_uid,
+            Self::Closed { revision_uid } | Self::Several { revision_uid, .. } => revision_uid,
+        }
+    }
+
+    /// The revision's wakes underway after the change, oldest first.
+    pub fn wakes(&self) -> &[OpenWake] {
+        match self {
+            Self::Opened(w) => std::slice::from_ref(w),
+            Self::Closed { .. } => &[],
+            Self::Several { wakes, .. } => wakes,
+        }
+    }
 }
 
 /// What a revision's objects showed when it was last seen at rest: a restarted process

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::spool::Write;
-use crate::measure::wake::{OpenChange, OpenWake, Rest};
+use crate::measure::wake::{OpenWake, Rest};
 use crate::store::{Store, StoreError};
 use crate::telemetry::ErrorChain;
 use crate::telemetry::components::{Components, HistoryState};
@@ -104,27 +104,29 @@ fn overlay(stored: History, left: Vec<Write>) -> History {
         .into_iter()
         .map(|r| (r.revision_uid.clone(), r))
         .collect();
-    let mut underway: BTreeMap<String, OpenWake> = open
-        .into_iter()
-        .map(|o| (o.revision_uid.clone(), o))
-        .collect();
+    // Each revision's wakes underway, oldest first.
+    let mut underway: BTreeMap<String, Vec<OpenWake>> = BTreeMap::new();
+    for o in open {
+        underway.entry(o.revision_uid.clone()).or_default().push(o);
+    }
     for w in left {
         match w {
             Write::Wake(record) => wakes.push(*record),
-            Write::Open(OpenChange::Opened(o)) => {
-                underway.insert(o.revision_uid.clone(), o);
-            }
-            Write::Open(OpenChange::Closed { revision_uid }) => {
-                underway.remove(&revision_uid);
+            Write::Open(change) => {
+                let uid = change.revision_uid().to_owned();
+                match change.wakes() {
+                    [] => underway.remove(&uid),
+                    wakes => underway.insert(uid, wakes.to_vec()),
+                };
             }
             Write::Rests(all) => {
                 rests.extend(all.into_iter().map(|r| (r.revision_uid.clone(), r)));
             }
             Write::Opens(all) => {
-                underway = all
-                    .into_iter()
-                    .map(|o| (o.revision_uid.clone(), o))
-                    .collect();
+                underway.clear();
+                for o in all {
+                    underway.entry(o.revision_uid.clone()).or_default().push(o);
+                }
             }
             Write::Retract {
                 revision_uid,
@@ -139,7 +141,7 @@ fn overlay(stored: History, left: Vec<Write>) -> History {
     }
     History {
         wakes,
-        open: underway.into_values().collect(),
+        open: underway.into_values().flatten().collect(),
         rests: rests.into_values().collect(),
         watching_since,
         last_id,
@@ -180,6 +182,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::wake::OpenChange;
     use scaling_facts_api::WakeKind;
 
     fn open(uid: &str, s: i64) -> OpenWake {
@@ -205,14 +208,21 @@ mod tests {
             Write::Open(OpenChange::Closed {
                 revision_uid: "c".into(),
             }),
+            Write::Open(OpenChange::Several {
+                revision_uid: "e".into(),
+                wakes: vec![open("e", 40), open("e", 50)],
+            }),
+            Write::Open(OpenChange::Opened(open("d", 7))),
         ];
         let stored = History {
             open: vec![open("a", 10), open("d", 5)],
             ..History::default()
         };
         let h = overlay(stored, left);
-        let uids: Vec<_> = h.open.iter().map(|o| o.revision_uid.as_str()).collect();
-        assert_eq!(uids, ["b", "d"]);
+        let rows: Vec<_> = (h.open.iter())
+            .map(|o| (o.revision_uid.as_str(), o.start_second))
+            .collect();
+        assert_eq!(rows, [("b", 20), ("d", 7), ("e", 40), ("e", 50)]);
     }
 
     fn rest(uid: &str, generation: i64) -> Rest {

@@ -7,7 +7,8 @@
 //! finds; once everything appended is stored the file is cut back to empty, so in a healthy
 //! service it holds a few lines at most. At start the lines a previous process left are
 //! replayed first: every store write is idempotent (a wake is keyed by revision UID and
-//! start second, a wake underway by revision UID), so a line stored twice changes nothing.
+//! start second; a change to the wakes underway replaces all of its revision's rows), so a
+//! line stored twice changes nothing.
 //!
 //! Writes the store refuses for good go to `<spool>.rejected`, with the reason, where an
 //! operator can read them; they never block the writes behind them.

@@ -1,6 +1,8 @@
-//! The wakes underway: one row per revision while its wake lasts, so that a service
-//! killed mid-wake continues the wake after its restart. Without it, a wake whose end
-//! falls in the downtime leaves nothing in the cluster that tells when it began.
+//! The wakes underway: a row per wake while it lasts, so that a service killed mid-wake
+//! continues the wake after its restart. Without it, a wake whose end falls in the
+//! downtime leaves nothing in the cluster that tells when it began. A revision has one,
+//! or several while older ones that ended during an outage wait for their verdicts; its
+//! rows are numbered oldest first and always replaced together.
 
 use sqlx::Row;
 
@@ -11,17 +13,15 @@ use scaling_facts_api::Failure;
 impl Store {
     /// Notes that a wake began (or that what is known of it changed), or that it ended.
     pub async fn apply_open(&self, change: &OpenChange) -> Result<(), StoreError> {
-        match change {
-            OpenChange::Opened(w) => {
-                upsert(w).execute(self.pool()).await?;
-            }
-            OpenChange::Closed { revision_uid } => {
-                sqlx::query("DELETE FROM open_wakes WHERE revision_uid = $1")
-                    .bind(revision_uid)
-                    .execute(self.pool())
-                    .await?;
-            }
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM open_wakes WHERE revision_uid = $1")
+            .bind(change.revision_uid())
+            .execute(&mut *tx)
+            .await?;
+        for (ordinal, w) in change.wakes().iter().enumerate() {
+            insert(w, ordinal).execute(&mut *tx).await?;
         }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -32,19 +32,22 @@ impl Store {
         sqlx::query("DELETE FROM open_wakes")
             .execute(&mut *tx)
             .await?;
-        for w in open {
-            upsert(w).execute(&mut *tx).await?;
+        // Each revision's rows (together, oldest first) numbered as they come.
+        for rows in open.chunk_by(|a, b| a.revision_uid == b.revision_uid) {
+            for (ordinal, w) in rows.iter().enumerate() {
+                insert(w, ordinal).execute(&mut *tx).await?;
+            }
         }
         tx.commit().await?;
         Ok(())
     }
 
-    /// Every wake underway when the last process stopped.
+    /// Every wake underway when the last process stopped, each revision's oldest first.
     pub async fn open_wakes(&self) -> Result<Vec<OpenWake>, StoreError> {
         let rows = sqlx::query(
             "SELECT revision_uid, kind, start_second, requested_ms, ended_ms, trouble_reason, \
              trouble_message, ended_undated FROM open_wakes \
-             ORDER BY revision_uid",
+             ORDER BY revision_uid, ordinal",
         )
         .fetch_all(self.pool())
         .await?;
@@ -79,18 +82,18 @@ impl Store {
     }
 }
 
-fn upsert(w: &OpenWake) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
+fn insert(
+    w: &OpenWake,
+    ordinal: usize,
+) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
     sqlx::query(
         "INSERT INTO open_wakes \
-         (revision_uid, kind, start_second, requested_ms, ended_ms, trouble_reason, \
+         (revision_uid, ordinal, kind, start_second, requested_ms, ended_ms, trouble_reason, \
          trouble_message, ended_undated) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (revision_uid) DO UPDATE SET \
-         kind = excluded.kind, start_second = excluded.start_second, \
-         requested_ms = excluded.requested_ms, ended_ms = excluded.ended_ms, \
-         trouble_reason = excluded.trouble_reason, trouble_message = excluded.trouble_message, \
-         ended_undated = excluded.ended_undated",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&w.revision_uid)
+    .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
     .bind(w.kind.as_str())
     .bind(w.start_second)
     .bind(w.requested_at.timestamp_millis())

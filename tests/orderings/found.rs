@@ -4006,5 +4006,111 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // census 51695: two wakes waiting for their verdicts behind the pods' watch; a restart
+        // continues both (a row per wake underway), not only the older
+        Case {
+            seed: 9318062294925906993,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: false,
+            episodes: vec![Served, FailedCrash, Aborted],
+            lag: [135, 20, 20, 1147, 0],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 71493,
+                    down: 511,
+                    after: 16712,
+                },
+                Fault::Held {
+                    wake: 7932053411385576926,
+                    before: 2434,
+                    after: 1173,
+                    delays: [0, 0, 0, 493, 11906],
+                },
+            ],
+        },
+        // census 90829: the next wake's rise seen live while an initial start waits for its
+        // verdict; a restart continues both
+        Case {
+            seed: 13187472335631642251,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![Aborted, FailedTimedOut, ScaleUp, FailedPull, Served, Served],
+            lag: [20, 20, 0, 0, 186],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 17520,
+                    down: 852,
+                    after: 17333,
+                },
+                Fault::Held {
+                    wake: 10938254686840656742,
+                    before: 425,
+                    after: 626,
+                    delays: [1153, 430, 10349, 0, 11991],
+                },
+            ],
+        },
+        // census 51231: a Deployment's undated rise and fall that were a served wake's period,
+        // kept waiting beside it, must not come back from the store as an aborted wake
+        Case {
+            seed: 5316310291598700975,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            episodes: vec![FailedUnschedulable, Aborted, Served, FailedTimedOut],
+            lag: [0, 20, 20, 256, 977],
+            faults: vec![
+                Fault::LateHistory {
+                    at: 68303,
+                    down: 698,
+                    after: 7108,
+                },
+                Fault::Held {
+                    wake: 2716874217042003258,
+                    before: 2986,
+                    after: 1058,
+                    delays: [166, 7501, 8119, 0, 0],
+                },
+                Fault::MidListHistory {
+                    at: 46986,
+                    down: 708,
+                    listed: 3,
+                },
+            ],
+        },
+        // Census 61932 (held): a late history replayed a backlog that re-dated a wake under
+        // its own key and retracted the provisional record; the merge wrote the retraction but
+        // not the record, the same as this process's, so the wake was lost from the store.
+        Case {
+            seed: 13917647458073217059,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            episodes: vec![Served, FailedUnschedulable, Served, Aborted, Served],
+            lag: [263, 0, 0, 20, 20],
+            faults: vec![
+                Fault::Held {
+                    wake: 16261544647292710705,
+                    before: 56,
+                    after: 1128,
+                    delays: [0, 440, 0, 0, 0],
+                },
+                Fault::LateHistory {
+                    at: 13348,
+                    down: 561,
+                    after: 16117,
+                },
+            ],
+        },
     ]
 }

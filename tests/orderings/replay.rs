@@ -11,7 +11,7 @@ use scaling_facts::measure::machine::Thresholds;
 use scaling_facts::measure::observe::{CondStatus, Container, Observation, Stamp, Via};
 use scaling_facts::measure::stats::WindowSettings;
 use scaling_facts::measure::tracker::{Stored, Tracker, TrackerSettings};
-use scaling_facts::measure::wake::{OpenChange, OpenWake, Rest};
+use scaling_facts::measure::wake::{OpenWake, Rest};
 use scaling_facts_api::WakeRecord;
 
 use super::world::{self, KINDS, Kind, World};
@@ -307,7 +307,8 @@ struct Service {
     /// What the store keeps: the first record of each (revision, start second), and the
     /// wakes underway.
     stored: BTreeMap<(String, i64), WakeRecord>,
-    open: BTreeMap<String, OpenWake>,
+    /// Each revision's wakes underway, oldest first, as the store keeps them.
+    open: BTreeMap<String, Vec<OpenWake>>,
     /// Each revision's last rest, as the store keeps it.
     rests: BTreeMap<String, Rest>,
     /// Since when the service has watched, as the store keeps it (the earliest told).
@@ -391,9 +392,10 @@ impl Service {
         }
         for o in out.open {
             trace(at, &format!("  open {o:?}"));
-            match o {
-                OpenChange::Opened(w) => self.open.insert(w.revision_uid.clone(), w),
-                OpenChange::Closed { revision_uid } => self.open.remove(&revision_uid),
+            let uid = o.revision_uid().to_owned();
+            match o.wakes() {
+                [] => self.open.remove(&uid),
+                wakes => self.open.insert(uid, wakes.to_vec()),
             };
         }
         let now = DateTime::<Utc>::from_timestamp_millis(self.base_ms + at).unwrap();
@@ -405,7 +407,7 @@ impl Service {
     /// What a process killed now would continue from: once everything it was given is
     /// written, the stored wakes underway are the ones it has underway.
     fn check_open(&self, at: i64) {
-        let stored: Vec<&OpenWake> = self.open.values().collect();
+        let stored: Vec<&OpenWake> = self.open.values().flatten().collect();
         let memory = self.tracker.open_wakes();
         assert!(
             stored.len() == memory.len() && stored.iter().zip(&memory).all(|(s, m)| *s == m),
@@ -778,7 +780,7 @@ pub fn run(case: &Case) -> Ran {
                 svc.waiting.clear();
                 let held_then = Snapshot {
                     wakes: svc.stored.values().cloned().collect(),
-                    open: svc.open.values().cloned().collect(),
+                    open: svc.open.values().flatten().cloned().collect(),
                     rests: svc.rests.values().cloned().collect(),
                     watching: svc.watching,
                 };

@@ -395,6 +395,7 @@ impl Machine {
                 self.served_before = true;
                 self.failure = None;
                 self.last_recorded_serving = Some(end.wall);
+                self.served_inside_unjudged(w.start_second());
             }
         }
         self.last = Some(Box::new(Closed {

@@ -51,6 +51,21 @@ impl Machine {
         true
     }
 
+    /// A wake recorded as served from `start` on: a wake waiting for its verdict that
+    /// nothing showed was requested, whose undated rise and fall (a backlog's) bound a
+    /// window around that start, was that serving period seen by its Deployment alone.
+    /// Knative runs one period at a time, so it was no wake of its own, and is let go
+    /// (kept, it would be recorded again, as aborted, by a process restarted from it).
+    pub(super) fn served_inside_unjudged(&mut self, start: i64) {
+        if let Some(queue) = self.unjudged.as_deref_mut() {
+            queue.retain(|u| {
+                u.wake.evidence
+                    || !u.end.undated
+                    || !(u.wake.start_second()..=u.end.second()).contains(&start)
+            });
+        }
+    }
+
     /// The oldest wake waiting for its verdict.
     pub(super) fn oldest_unjudged(&self) -> Option<&Unjudged> {
         self.unjudged.as_deref().and_then(VecDeque::front)

@@ -72,19 +72,68 @@ impl Machine {
         ]
     }
 
-    /// A wake the previous process had underway; continued once the lists are in.
-    pub fn restore_open(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
-        let Underway {
-            kind,
-            requested_at,
-            start_second,
-            ended_at,
-            ended_undated,
-            trouble,
-        } = u;
+    /// The wakes the previous process had underway, oldest first; continued once the lists
+    /// are in. All but the newest had ended and waited for their verdicts: they wait here
+    /// again, judged on what the lists show.
+    pub fn restore_open(&mut self, mut wakes: Vec<Underway>, now: Stamp, ctx: &Ctx) {
+        let Some(newest) = wakes.pop() else { return };
+        for u in wakes {
+            self.restore_unjudged(u, now, ctx);
+        }
+        self.restore_newest(newest, now, ctx);
+    }
+
+    /// An ended wake the previous process kept waiting for its verdict.
+    fn restore_unjudged(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
+        if u.ended_at.is_none() || self.wake.is_some() {
+            return;
+        }
+        self.open_stored(&u, now, ctx);
+        let Some(wake) = self.wake.take() else {
+            return;
+        };
+        let Some(end) = wake.first_fall else {
+            return;
+        };
+        // Knative's give-up, kept as its reason when nothing else named one.
+        let gave_up_at = (u.trouble.as_ref() == Some(&gave_up())).then_some(end);
+        self.unjudged
+            .get_or_insert_default()
+            .push_back(super::judging::Unjudged {
+                wake,
+                end,
+                gave_up: gave_up_at,
+            });
+    }
+
+    /// A stored wake opened again as the store kept it: requested (the row is the
+    /// evidence), dated, and ended where the last process saw it end.
+    fn open_stored(&mut self, u: &Underway, now: Stamp, ctx: &Ctx) {
+        self.open_as(u.kind, At::back_from(now, u.requested_at), ctx);
+        if let Some(w) = self.wake.as_mut() {
+            w.queued = Some(u.start_second);
+            w.floor = w.floor.min(u.start_second - 1);
+            w.evidence = true;
+            // Its streams had fallen, and the last process died waiting out the grace.
+            w.first_fall = u.ended_at.map(|e| At {
+                undated: u.ended_undated,
+                ..At::back_from(now, e)
+            });
+            w.trouble = u.trouble.clone();
+        }
+    }
+
+    fn restore_newest(&mut self, u: Underway, now: Stamp, ctx: &Ctx) {
         if self.wake.is_some() {
             return;
         }
+        let Underway {
+            kind,
+            start_second,
+            ended_at,
+            requested_at,
+            ..
+        } = u;
         // A whole wake the lists' Deployment told, past the rest the store kept from
         // before this one: this wake rose and fell too (or will fall), so it takes two
         // changes more than the note needed alone (2, or 3 before a rise) for another
@@ -93,23 +142,12 @@ impl Machine {
             .unseen
             .take()
             .filter(|u| u.changes >= 4 + i64::from(u.before_rise));
-        self.open_as(kind, At::back_from(now, requested_at), ctx);
+        self.open_stored(&u, now, ctx);
         self.unseen = beyond.map(|mut u| {
             u.after = u.after.max(ended_at.unwrap_or(requested_at));
             u
         });
         let id = self.next_id;
-        if let Some(w) = self.wake.as_mut() {
-            w.queued = Some(start_second);
-            w.floor = w.floor.min(start_second - 1);
-            w.evidence = true;
-            // Its streams had fallen, and the last process died waiting out the grace.
-            w.first_fall = ended_at.map(|e| At {
-                undated: ended_undated,
-                ..At::back_from(now, e)
-            });
-            w.trouble = trouble;
-        }
         // The lists are fresh: whatever wants pods now rose for it before the restart,
         // and whatever is back at zero already rose and fell for it.
         // The PA's fall is dated by the condition it changed, when that came after this
@@ -206,27 +244,39 @@ impl Machine {
         }
     }
 
-    /// The wake underway, unless it was already recorded as failed.
-    pub fn open_wake(&self) -> Option<Underway> {
-        // A wake that ended while a watch was down is still to be recorded: a process
-        // killed now continues it, ended, from the store. It holds the revision's one row
-        // even with a newer wake open: the lists find that one underway, but nothing a
-        // list shows tells of the older (its objects moved on). Its start, when only an
-        // arrival of a backlog dates it, is the rest it followed: the bound its record
-        // would have had.
-        if let Some(u) = self.oldest_unjudged() {
-            let mut row = underway(&u.wake, Some(u.end));
-            // Knative's give-up within it, which its restored end (maybe only an upper
-            // bound, past the deadline) no longer proves: kept as its reason.
-            if u.gave_up.is_some() {
-                row.trouble.get_or_insert_with(gave_up);
-            }
-            return Some(row);
-        }
+    /// The wakes underway, oldest first: those that ended while a watch was down and wait
+    /// for their verdicts, then the one open, unless it was already recorded as failed.
+    pub fn open_wakes(&self) -> Vec<Underway> {
+        // An ended one is still to be recorded: a process killed now continues it, ended,
+        // from the store. Its start, when only an arrival of a backlog dates it, is the
+        // rest it followed: the bound its record would have had.
+        let mut open: Vec<Underway> = (self.unjudged.as_deref().into_iter().flatten())
+            .map(|u| {
+                let mut row = underway(&u.wake, Some(u.end));
+                // Knative's give-up within it, which its restored end (maybe only an
+                // upper bound, past the deadline) no longer proves: kept as its reason.
+                if u.gave_up.is_some() {
+                    row.trouble.get_or_insert_with(gave_up);
+                }
+                row
+            })
+            .collect();
         // A stream's fall, not the machine's `ending`, which may be a stream that has not
         // shown its rise yet.
-        let w = self.wake.as_ref().filter(|w| w.failed.is_none())?;
-        Some(underway(w, w.fall()))
+        if let Some(w) = self.underway_now() {
+            open.push(underway(w, w.fall()));
+        }
+        open
+    }
+
+    /// Whether a wake is underway as the store keeps them (see [`Machine::open_wakes`]).
+    pub fn has_open(&self) -> bool {
+        self.oldest_unjudged().is_some() || self.underway_now().is_some()
+    }
+
+    /// The wake underway as the store keeps it: a failed one is recorded already.
+    fn underway_now(&self) -> Option<&Wake> {
+        self.wake.as_deref().filter(|w| w.failed.is_none())
     }
 }
 

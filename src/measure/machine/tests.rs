@@ -378,6 +378,7 @@ fn a_revision_born_at_scale_whose_status_comes_later_has_an_initial_start() {
     );
 }
 
+mod restored;
 mod streams;
 
 #[test]

@@ -188,12 +188,18 @@ impl Tracker {
                 retracted.push(k.clone());
             }
         }
+        // A retracted key loses what the store holds under it, this process's record
+        // too (the replay retracts what it recorded before a backlog re-dated it): the
+        // record the replay kept under that key is written again, even if the same.
+        let gone: HashSet<&(String, i64)> = retracted.iter().collect();
+        let wakes = (got.wakes.into_iter())
+            .filter(|r| {
+                let k = key(&r.wake);
+                gone.contains(&k) || mine.get(&k).is_none_or(|m| **m != r.wake)
+            })
+            .collect();
         let mut out = Output {
-            wakes: got
-                .wakes
-                .into_iter()
-                .filter(|r| mine.get(&key(&r.wake)).is_none_or(|m| **m != r.wake))
-                .collect(),
+            wakes,
             open: got.open,
             retracted,
             rests: got.rests,
@@ -204,7 +210,7 @@ impl Tracker {
         let mut uids: BTreeSet<String> = self
             .revisions
             .iter()
-            .filter(|(_, r)| r.stored_open.is_some())
+            .filter(|(_, r)| !r.stored_open.is_empty())
             .map(|(u, _)| u.to_string())
             .collect();
         uids.extend(open.iter().map(|o| o.revision_uid.clone()));
@@ -212,30 +218,24 @@ impl Tracker {
             fresh
                 .revisions
                 .iter()
-                .filter(|(_, r)| r.stored_open.is_some() || r.machine.open_wake().is_some())
+                .filter(|(_, r)| !r.stored_open.is_empty() || r.machine.has_open())
                 .map(|(u, _)| u.to_string()),
         );
         for uid in uids {
-            let open_now = fresh
-                .revisions
-                .get(uid.as_str())
-                .and_then(|r| r.machine.open_wake());
+            let open_now = (fresh.revisions.get(uid.as_str()))
+                .map(|r| r.machine.open_wakes())
+                .unwrap_or_default();
             // Before the lists are all in, a stored wake underway waits to be continued at
             // the sync: its row stays as stored. Closing it here would leave nothing to
             // continue it from if this process dies before the wake ends.
             let pending = fresh.restored_open.iter().any(|o| o.revision_uid == uid);
-            if open_now.is_none() && pending {
+            if open_now.is_empty() && pending {
                 continue;
             }
+            out.open.push(OpenChange::of(&uid, &open_now));
             if let Some(rev) = fresh.revisions.get_mut(uid.as_str()) {
-                rev.stored_open = open_now.clone().map(Box::new);
+                rev.stored_open = open_now;
             }
-            out.open.push(match open_now {
-                Some(u) => OpenChange::Opened(OpenWake::new(&uid, u)),
-                None => OpenChange::Closed {
-                    revision_uid: uid.clone(),
-                },
-            });
         }
         *self = fresh;
         out
@@ -362,30 +362,32 @@ impl Tracker {
         stamp: Stamp,
         out: &mut Output,
     ) {
-        for o in open {
-            let measured_since = measured
-                .get(&o.revision_uid)
-                .is_some_and(|s| *s >= o.start_second - SAME_START_SECONDS);
-            let Some(rev) = self.revisions.get(o.revision_uid.as_str()) else {
-                out.open.push(OpenChange::Closed {
-                    revision_uid: o.revision_uid.clone(),
-                });
+        for rows in open.chunk_by(|a, b| a.revision_uid == b.revision_uid) {
+            let uid = rows[0].revision_uid.as_str();
+            let Some(rev) = self.revisions.get(uid) else {
+                out.open.push(OpenChange::of(uid, &[]));
                 continue;
             };
-            if rev.machine.open_wake().is_some() {
+            if rev.machine.has_open() {
                 continue;
             }
-            if measured_since {
-                if let Some(rev) = self.revisions.get_mut(o.revision_uid.as_str()) {
-                    rev.stored_open = None;
+            // A wake this process measured from its start second on is that one, or
+            // ended before it.
+            let left: Vec<OpenWake> = (rows.iter())
+                .filter(|o| {
+                    (measured.get(uid)).is_none_or(|s| *s < o.start_second - SAME_START_SECONDS)
+                })
+                .cloned()
+                .collect();
+            if left.is_empty() {
+                if let Some(rev) = self.revisions.get_mut(uid) {
+                    rev.stored_open.clear();
                 }
-                out.open.push(OpenChange::Closed {
-                    revision_uid: o.revision_uid.clone(),
-                });
+                out.open.push(OpenChange::of(uid, &[]));
                 continue;
             }
-            self.continue_open(o, stamp);
-            self.evaluate(&o.revision_uid, stamp, out);
+            self.continue_open(&left, stamp);
+            self.evaluate(uid, stamp, out);
         }
     }
 }

@@ -13,7 +13,7 @@
 //! kept machine takes the held observations merged into one order ([`order`]), one by
 //! one, as if streamed with a lag of a second or so, which the machine is built for; its
 //! wakes replace the provisional ones (those that differ are retracted and written anew,
-//! as the history's merge does), and so do its statistics and its wake underway.
+//! as the history's merge does), and so do its statistics and its wakes underway.
 //!
 //! The order comes from the objects: an observation streamed live is placed at its
 //! arrival, a replayed one at its newest timestamp (whole seconds, so at or before it was
@@ -39,7 +39,7 @@ use super::{Output, Tracker, rev_entry};
 use crate::measure::machine::Machine;
 use crate::measure::observe::{Observation, Stamp, Via};
 use crate::measure::stats::RevisionStats;
-use crate::measure::wake::{OpenChange, OpenWake, Underway};
+use crate::measure::wake::{OpenChange, Underway};
 use scaling_facts_api::WakeRecord;
 
 /// One revision while a watch is down: its measuring as it was before, what arrived
@@ -48,7 +48,7 @@ use scaling_facts_api::WakeRecord;
 pub struct Shadow {
     machine: Machine,
     stats: Option<Box<RevisionStats>>,
-    stored_open: Option<Box<Underway>>,
+    stored_open: Vec<Underway>,
     #[allow(clippy::type_complexity, clippy::box_collection)]
     pending: Option<Box<Vec<(Observation, Stamp, super::behind::Then)>>>,
     held: Vec<(Observation, Stamp)>,
@@ -122,7 +122,7 @@ impl Tracker {
         let Some(rev) = self.revisions.get_mut(uid) else {
             return;
         };
-        let provisional_open = rev.stored_open.take();
+        let provisional_open = std::mem::take(&mut rev.stored_open);
         rev.machine = shadow.machine;
         rev.stats = shadow.stats;
         rev.stored_open = shadow.stored_open;
@@ -186,12 +186,7 @@ impl Tracker {
             return;
         };
         if rev.stored_open != provisional_open {
-            out.open.push(match rev.stored_open.as_deref() {
-                Some(u) => OpenChange::Opened(OpenWake::new(uid, u.clone())),
-                None => OpenChange::Closed {
-                    revision_uid: uid.to_owned(),
-                },
-            });
+            out.open.push(OpenChange::of(uid, &rev.stored_open));
         }
     }
 }

@@ -358,7 +358,7 @@ fn restore_at_41s(
         ended_undated: ended.is_some_and(|(_, undated)| undated),
         trouble: None,
     };
-    f.m.restore_open(underway, now, ctx);
+    f.m.restore_open(vec![underway], now, ctx);
 }
 
 /// A wake restored with its end seen at 81 s (40 s after its start, past Knative's
