@@ -419,6 +419,9 @@ impl Tracker {
     pub fn tick(&mut self, stamp: Stamp) -> Output {
         self.remember(|| history::Fed::Tick(stamp));
         self.causes.expire(stamp.wall);
+        for shadow in self.held.values_mut() {
+            shadow.tick(stamp);
+        }
         // A watch down too long holds nothing any more.
         let mut out = Output::default();
         self.release_held(stamp, &mut out);

@@ -14,6 +14,7 @@ fn case(seed: u64, episodes: Vec<Episode>, lag: [i64; 5], faults: Vec<Fault>) ->
         initial_scale: 1,
         deployment_first: None,
         quick: false,
+        fails_before_relist: false,
         episodes,
         lag,
         faults,
@@ -38,6 +39,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 18439770007666568774,
                 vec![Served, Aborted, Served],
@@ -89,6 +91,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 1671894869755918915,
                 vec![Aborted, Aborted, Served],
@@ -101,6 +104,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 3969044488417174032,
                 vec![ScaleUp, FailedPull, FailedTimedOut, Served, ScaleUp],
@@ -116,6 +120,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 13727041845107703593,
                 vec![Served, Served],
@@ -154,6 +159,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 18413825238513823002,
                 vec![Replace, Served, Served],
@@ -176,6 +182,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 6175660407012079582,
                 vec![Replace, Served],
@@ -191,6 +198,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             born_at_zero: true,
             quick: true,
+            fails_before_relist: false,
             ..case(
                 4393938943754841671,
                 vec![Served, Served, Aborted, Served, FailedPull, Served],
@@ -207,6 +215,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 8868376595502998526,
                 vec![Aborted, Served],
@@ -252,6 +261,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 5862969549935920678,
                 vec![Served, Aborted, Served],
@@ -266,6 +276,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 15445243588368786477,
                 vec![Served, FailedTimedOut, Served, FailedTimedOut],
@@ -281,6 +292,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             born_at_zero: true,
             quick: true,
+            fails_before_relist: false,
             ..case(
                 7878453355401305071,
                 vec![Served, Served],
@@ -293,6 +305,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 11790189542046282633,
                 vec![FailedPull, Served, Aborted, Served],
@@ -308,6 +321,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             initial_scale: 3,
             quick: true,
+            fails_before_relist: false,
             ..case(
                 9465594194226440678,
                 vec![Aborted, FailedPull, Served, Served],
@@ -320,6 +334,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 18187372388932737292,
                 vec![Aborted, Served, Served, Aborted, FailedPull],
@@ -331,6 +346,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(1184560784964641557, vec![Aborted, Served], [0; 5], vec![])
         },
         // A restart whose downtime holds the end of a wake the last process saw begin.
@@ -411,6 +427,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 1748352712125475670,
                 vec![Served, FailedTimedOut, Served, Served, Aborted, Served],
@@ -464,6 +481,7 @@ pub fn cases() -> Vec<Case> {
         // An aborted wake whose end fell in an outage, with the next wake under way.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 16913568210678144296,
                 vec![FailedTimedOut, FailedPull, Aborted, Served, Served],
@@ -519,6 +537,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 8636917321649652389,
                 vec![FailedPull, Aborted, Served],
@@ -584,6 +603,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             born_at_zero: true,
             quick: true,
+            fails_before_relist: false,
             ..case(
                 7356590757314174934,
                 vec![ScaleUp, Served, FailedTimedOut],
@@ -597,6 +617,7 @@ pub fn cases() -> Vec<Case> {
         // An outage begins 9 ms after an abort's fall; the next wake starts inside it.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 8321709389080426945,
                 vec![Aborted, Served],
@@ -611,6 +632,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             initial_scale: 3,
             quick: true,
+            fails_before_relist: false,
             ..case(
                 12928600683107152030,
                 vec![Aborted, Served],
@@ -640,6 +662,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             first_start: Some(FirstStart {
                 at: 14358,
                 lists: [0, 0, 754, 0, 0],
@@ -664,6 +687,7 @@ pub fn cases() -> Vec<Case> {
         // The service's first start just after an abort, the next wake under way.
         Case {
             quick: true,
+            fails_before_relist: false,
             first_start: Some(FirstStart {
                 at: 29227,
                 lists: [0, 0, 0, 0, 771],
@@ -678,6 +702,7 @@ pub fn cases() -> Vec<Case> {
         // An outage hides a whole abort after a served wake.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 561213582584992786,
                 vec![Replace, FailedTimedOut, Aborted, Served, Aborted],
@@ -692,6 +717,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             first_start: Some(FirstStart {
                 at: 16343,
                 lists: [0, 0, 0, 762, 0],
@@ -834,6 +860,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             born_at_zero: true,
             quick: true,
+            fails_before_relist: false,
             ..case(
                 10356236416756070092,
                 vec![Aborted, Served, Served],
@@ -998,6 +1025,7 @@ pub fn cases() -> Vec<Case> {
         // of the wake before is that wake's, not the one the pods' backlog opened.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 6852287968676787506,
                 vec![Served, Served, Served, Served],
@@ -1093,6 +1121,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 8954185869719048457,
                 vec![Served, FailedPull, Served, Served, Served],
@@ -1378,6 +1407,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 13186229799998493826,
                 vec![Aborted, Aborted, Served, Served, Served],
@@ -1401,6 +1431,7 @@ pub fn cases() -> Vec<Case> {
             born_at_zero: true,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 12613085553105328807,
                 vec![Aborted, Aborted, Served, Served],
@@ -1477,6 +1508,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 13439100901221790555,
                 vec![Served, ScaleUp, Served, FailedPull, Served],
@@ -1601,6 +1633,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 5697723049905102980,
                 vec![
@@ -1865,6 +1898,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 5525146865525854045,
                 vec![Aborted, ScaleUp],
@@ -1882,6 +1916,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 13670117293119019835,
                 vec![Aborted, FailedUnschedulable, Served],
@@ -1991,6 +2026,7 @@ pub fn cases() -> Vec<Case> {
         // a pod of the last wake's serving being removed.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 6593205730626204275,
                 vec![Replace, Served, Served],
@@ -2032,6 +2068,7 @@ pub fn cases() -> Vec<Case> {
         // wake's.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 7554872001269578891,
                 vec![Served, FailedPull],
@@ -2249,6 +2286,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             ..case(
                 4421780234669621336,
                 vec![FailedPull, Served, Served, Served],
@@ -2275,6 +2313,7 @@ pub fn cases() -> Vec<Case> {
         // backlog's arrival, and crashing) is not taken for this one's.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 17019866131839519237,
                 vec![
@@ -2379,6 +2418,7 @@ pub fn cases() -> Vec<Case> {
         // And with the store answering while the lists come in.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 2185517885802135,
                 vec![FailedPull],
@@ -2436,6 +2476,7 @@ pub fn cases() -> Vec<Case> {
         // the scale to zero that ended it, to its second, not the next wake's `Queued`.
         Case {
             quick: true,
+            fails_before_relist: false,
             ..case(
                 8650283624512127412,
                 vec![Aborted, Served, Served, Served],
@@ -2485,6 +2526,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Aborted],
             lag: [0, 0, 0, 0, 0],
             faults: vec![
@@ -2514,6 +2556,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Served, FailedCrash, Served],
             lag: [0, 0, 0, 0, 0],
             faults: vec![
@@ -2542,6 +2585,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![
                 FailedTimedOut,
                 Served,
@@ -2575,6 +2619,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Served],
             lag: [0, 0, 0, 0, 0],
             faults: vec![
@@ -2600,6 +2645,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served],
             lag: [188, 20, 20, 0, 20],
             faults: vec![
@@ -2631,6 +2677,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![
                 FailedCrash,
                 FailedTimedOut,
@@ -2671,6 +2718,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Served],
             lag: [0, 0, 0, 0, 0],
             faults: vec![
@@ -2703,6 +2751,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, FailedUnschedulable, Served, FailedPull],
             lag: [38, 0, 1734, 20, 101],
             faults: vec![
@@ -2735,6 +2784,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![ScaleUp],
             lag: [0, 0, 0, 0, 0],
             faults: vec![
@@ -2762,6 +2812,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, FailedUnschedulable, FailedCrash, Served],
             lag: [193, 0, 20, 1896, 1584],
             faults: vec![
@@ -2786,6 +2837,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, FailedCrash, Served, Served],
             lag: [0, 232, 20, 0, 1017],
             faults: vec![
@@ -2816,6 +2868,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![
                 FailedUnschedulable,
                 Served,
@@ -2849,6 +2902,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedTimedOut, FailedTimedOut, FailedUnschedulable],
             lag: [161, 20, 20, 20, 141],
             faults: vec![
@@ -2879,6 +2933,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedPull, FailedPull, FailedUnschedulable, Replace, Served],
             lag: [770, 383, 269, 115, 0],
             faults: vec![
@@ -2912,6 +2967,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, Served, Replace, Aborted, Replace, Served],
             lag: [20, 0, 911, 0, 24],
             faults: vec![
@@ -2943,6 +2999,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, Served, Served, FailedPull],
             lag: [0, 0, 1930, 0, 0],
             faults: vec![
@@ -2975,6 +3032,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, Served],
             lag: [341, 151, 1471, 1778, 20],
             faults: vec![
@@ -3000,6 +3058,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedPull],
             lag: [85, 0, 0, 0, 20],
             faults: vec![
@@ -3029,6 +3088,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedTimedOut],
             lag: [1553, 84, 62, 1023, 20],
             faults: vec![
@@ -3060,6 +3120,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedTimedOut],
             lag: [20, 3, 1272, 0, 279],
             faults: vec![
@@ -3092,6 +3153,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedPull, Served],
             lag: [180, 20, 167, 20, 20],
             faults: vec![
@@ -3123,6 +3185,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted],
             lag: [232, 1897, 20, 57, 99],
             faults: vec![
@@ -3155,6 +3218,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![
                 Aborted,
                 Replace,
@@ -3187,6 +3251,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedCrash, Aborted, Replace, FailedPull, Served, Served],
             lag: [609, 13, 982, 0, 0],
             faults: vec![Fault::Held {
@@ -3209,6 +3274,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedUnschedulable, Served, Served],
             lag: [0, 728, 475, 26, 150],
             faults: vec![
@@ -3240,6 +3306,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Replace, Served],
             lag: [20, 20, 20, 0, 0],
             faults: vec![
@@ -3271,6 +3338,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, Served, FailedPull],
             lag: [1765, 0, 298, 0, 1466],
             faults: vec![
@@ -3302,6 +3370,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedUnschedulable, Aborted, Served, Served, Served],
             lag: [20, 908, 963, 0, 767],
             faults: vec![
@@ -3337,6 +3406,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedPull, ScaleUp, FailedPull, Replace, Served, Replace],
             lag: [1666, 0, 130, 0, 20],
             faults: vec![
@@ -3371,6 +3441,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Replace],
             lag: [133, 20, 118, 20, 20],
             faults: vec![
@@ -3403,6 +3474,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, FailedCrash, Aborted, Served, Served],
             lag: [170, 247, 0, 249, 233],
             faults: vec![
@@ -3434,6 +3506,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, ScaleUp, FailedTimedOut],
             lag: [20, 20, 273, 20, 231],
             faults: vec![
@@ -3463,6 +3536,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, Aborted, FailedUnschedulable, FailedUnschedulable],
             lag: [20, 1588, 282, 0, 1816],
             faults: vec![Fault::Held {
@@ -3485,6 +3559,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Aborted, FailedPull, Served, Served],
             lag: [20, 20, 0, 0, 1001],
             faults: vec![
@@ -3518,6 +3593,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedTimedOut, FailedTimedOut, Served, FailedPull],
             lag: [0, 0, 7, 20, 252],
             faults: vec![
@@ -3548,6 +3624,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![ScaleUp],
             lag: [0, 11, 20, 1163, 20],
             faults: vec![
@@ -3578,6 +3655,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedUnschedulable],
             lag: [20, 111, 0, 0, 0],
             faults: vec![
@@ -3605,6 +3683,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![ScaleUp],
             lag: [0, 133, 1117, 1882, 20],
             faults: vec![
@@ -3630,6 +3709,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Aborted, FailedCrash, FailedUnschedulable],
             lag: [20, 0, 149, 202, 0],
             faults: vec![
@@ -3663,6 +3743,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, FailedCrash, Served, Served, Served, ScaleUp],
             lag: [0, 0, 621, 1638, 20],
             faults: vec![
@@ -3692,6 +3773,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedCrash, Served, FailedCrash],
             lag: [109, 55, 1154, 1231, 20],
             faults: vec![
@@ -3724,6 +3806,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Served, Replace, ScaleUp, FailedUnschedulable],
             lag: [1663, 0, 233, 20, 0],
             faults: vec![
@@ -3754,6 +3837,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, Replace, FailedPull, Served, Served, FailedCrash],
             lag: [20, 880, 0, 1513, 1670],
             faults: vec![
@@ -3782,6 +3866,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedUnschedulable, Served],
             lag: [225, 0, 0, 246, 81],
             faults: vec![
@@ -3806,6 +3891,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedPull, Served],
             lag: [0, 1165, 1746, 150, 261],
             faults: vec![
@@ -3836,6 +3922,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![FailedPull, FailedTimedOut, ScaleUp],
             lag: [0, 0, 0, 0, 0],
             faults: vec![
@@ -3863,6 +3950,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![
                 ScaleUp,
                 FailedCrash,
@@ -3903,6 +3991,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Served, FailedTimedOut, Served],
             lag: [4, 0, 6, 0, 573],
             faults: vec![
@@ -3928,6 +4017,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, FailedUnschedulable],
             lag: [206, 0, 63, 589, 225],
             faults: vec![
@@ -3953,6 +4043,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Aborted, Replace],
             lag: [0, 155, 277, 20, 20],
             faults: vec![
@@ -3986,6 +4077,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 3,
             deployment_first: Some(false),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedTimedOut, FailedCrash, FailedPull, Replace],
             lag: [268, 90, 0, 518, 299],
             faults: vec![
@@ -4015,6 +4107,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: None,
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Served, FailedCrash, Aborted],
             lag: [135, 20, 20, 1147, 0],
             faults: vec![
@@ -4040,6 +4133,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![Aborted, FailedTimedOut, ScaleUp, FailedPull, Served, Served],
             lag: [20, 20, 0, 0, 186],
             faults: vec![
@@ -4065,6 +4159,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: true,
+            fails_before_relist: false,
             episodes: vec![FailedUnschedulable, Aborted, Served, FailedTimedOut],
             lag: [0, 20, 20, 256, 977],
             faults: vec![
@@ -4096,6 +4191,7 @@ pub fn cases() -> Vec<Case> {
             initial_scale: 1,
             deployment_first: Some(true),
             quick: false,
+            fails_before_relist: false,
             episodes: vec![Served, FailedUnschedulable, Served, Aborted, Served],
             lag: [263, 0, 0, 20, 20],
             faults: vec![
@@ -4111,6 +4207,60 @@ pub fn cases() -> Vec<Case> {
                     after: 16117,
                 },
             ],
+        },
+        // The PodAutoscalers' watch down for nine seconds while a whole wake is streamed
+        // live, then every watch relisted: the Revision's list, taken first in the
+        // replay, held the clock of everything after it to its arrival, so the wake
+        // timed live was written again known only to the second (in the simulator's
+        // watch-fault test, under another second too: a wake recorded twice).
+        Case {
+            seed: 2918678284566029491,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(false),
+            quick: true,
+            fails_before_relist: true,
+            episodes: vec![Served, Served, Served, Served, Served],
+            lag: [0, 20, 20, 20, 20],
+            faults: vec![
+                Fault::Relist {
+                    kind: 2,
+                    at: 36400,
+                    gap: 9400,
+                },
+                Fault::Outage {
+                    at: 36000,
+                    gap: 200,
+                },
+            ],
+        },
+        // A failing wake judged by a tick while the PodAutoscalers' watch relisted: the
+        // replay had no ticks, so it judged the failure at the list's arrival and wrote it
+        // again known only to the second.
+        Case {
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: true,
+            fails_before_relist: true,
+            ..case(
+                15310635691452658185,
+                vec![Served, FailedPull, Aborted],
+                [0, 10, 33, 20, 0],
+                vec![
+                    Fault::Relist {
+                        kind: 2,
+                        at: 24008,
+                        gap: 1314,
+                    },
+                    Fault::LateHistory {
+                        at: 41430,
+                        down: 680,
+                        after: 17165,
+                    },
+                ],
+            )
         },
     ]
 }

@@ -12,7 +12,7 @@ use scaling_facts::measure::observe::{CondStatus, Container, Observation, Stamp,
 use scaling_facts::measure::stats::WindowSettings;
 use scaling_facts::measure::tracker::{Stored, Tracker, TrackerSettings};
 use scaling_facts::measure::wake::{OpenWake, Rest};
-use scaling_facts_api::WakeRecord;
+use scaling_facts_api::{Precision, WakeRecord};
 
 use super::world::{self, KINDS, Kind, World};
 use super::{Case, Fault};
@@ -83,6 +83,9 @@ fn stream(
         };
         if let Some((at, gap)) = relist {
             out.retain(|(arrival, t, _, _)| *t > at || *t <= at - gap && *arrival <= at);
+            if case.fails_before_relist {
+                out.push((at - gap + 1, at - gap, What::Down(kind), at - gap));
+            }
             out.push((at, at, What::List(kind), at));
         }
         match *f {
@@ -322,6 +325,14 @@ struct Service {
     troubles: Vec<(String, i64, String)>,
     /// See [`Ran::rests`].
     rests_seen: Vec<(String, DateTime<Utc>)>,
+    /// See [`Ran::blurred`].
+    blurred: Vec<(WakeRecord, WakeRecord)>,
+    /// Whether what is taken is a history's merge.
+    merging: bool,
+    /// When each stored record was written.
+    stored_at: BTreeMap<(String, i64), i64>,
+    /// When the last observation replayed late (a resumed watch's backlog) arrived.
+    resumed_at: i64,
     /// What objects of a revision this process does not know yet showed: the tracker
     /// holds them for their Revision, so they count as received only once it comes, and
     /// not at all if the process dies first.
@@ -366,12 +377,32 @@ impl Service {
         }
     }
 
+    /// Takes what a history's merge wrote: across two processes' lives, a wake one timed
+    /// live may be bounded anew from both (the first's request, the second's end).
+    fn take_merged(&mut self, out: scaling_facts::measure::tracker::Output, at: i64) {
+        self.merging = true;
+        self.take(out, at);
+        self.merging = false;
+    }
+
     fn take(&mut self, out: scaling_facts::measure::tracker::Output, at: i64) {
         // As the service writes them: retractions first.
+        let mut retracted = Vec::new();
         for key in out.retracted {
-            self.stored.remove(&key);
+            let when = self.stored_at.remove(&key).unwrap_or(i64::MIN);
+            // Timed on what came as it happened: nothing replayed late since could date
+            // it better.
+            let live = !self.merging && self.resumed_at < when;
+            retracted.extend(self.stored.remove(&key).filter(|_| live));
         }
         for w in out.wakes.into_iter().map(|r| r.wake) {
+            if let Some(was) = retracted.iter().find(|r| {
+                (&r.revision_uid, r.start_second) == (&w.revision_uid, w.start_second)
+                    && r.precision == Precision::Ms
+                    && w.precision == Precision::S
+            }) {
+                self.blurred.push((was.clone(), w.clone()));
+            }
             trace(
                 at,
                 &format!(
@@ -379,9 +410,9 @@ impl Service {
                     w.kind, w.outcome, w.precision, w.requested_at, w.duration_ms
                 ),
             );
-            self.stored
-                .entry((w.revision_uid.clone(), w.start_second))
-                .or_insert(w);
+            let key = (w.revision_uid.clone(), w.start_second);
+            self.stored_at.entry(key.clone()).or_insert(at);
+            self.stored.entry(key).or_insert(w);
         }
         for r in out.rests {
             trace(at, &format!("  rest {:?}", r.at));
@@ -551,6 +582,12 @@ pub struct Ran {
     pub rests: Vec<(String, DateTime<Utc>)>,
     /// When the service first had every kind listed (`i64::MIN`: before the first write).
     pub synced: i64,
+    /// Records timed to the millisecond that a later step of the same process replaced,
+    /// under their own key, by one known only to the second, with nothing replayed late
+    /// in between: what was measured on evidence that came as it happened must stay so (a
+    /// resumed watch's backlog may date a wake better, and a history's merge, joining two
+    /// lives, may bound it anew).
+    pub blurred: Vec<(WakeRecord, WakeRecord)>,
 }
 
 /// Runs the case: the stored wakes, the final expected start, and when pods relisted.
@@ -662,6 +699,10 @@ pub fn run(case: &Case) -> Ran {
         serving: Vec::new(),
         troubles: Vec::new(),
         rests_seen: Vec::new(),
+        blurred: Vec::new(),
+        merging: false,
+        stored_at: BTreeMap::new(),
+        resumed_at: i64::MIN,
         waiting: Vec::new(),
         expected: None,
     };
@@ -679,6 +720,9 @@ pub fn run(case: &Case) -> Ran {
     for (at, _, t, what) in all {
         match what {
             What::Obs(obs, via) => {
+                if via == Via::Resumed {
+                    svc.resumed_at = at;
+                }
                 svc.note_serving(&obs, t);
                 let key = KINDS
                     .iter()
@@ -724,7 +768,7 @@ pub fn run(case: &Case) -> Ran {
                 trace(at, "first start");
                 let stamp = svc.stamp(at, Via::Listed);
                 let out = svc.tracker.merge_history(Stored::default(), stamp);
-                svc.take(out, at);
+                svc.take_merged(out, at);
                 svc.tracker.apply(cluster_settings(), stamp);
             }
             What::Down(kind) => {
@@ -759,7 +803,7 @@ pub fn run(case: &Case) -> Ran {
                             out.open
                         ),
                     );
-                    svc.take(out, at);
+                    svc.take_merged(out, at);
                 }
             }
             What::Restart { late, mid } => {
@@ -771,7 +815,7 @@ pub fn run(case: &Case) -> Ran {
                     let out = svc
                         .tracker
                         .merge_history(h.stored(), svc.stamp(at, Via::Listed));
-                    svc.take(out, at);
+                    svc.take_merged(out, at);
                 }
                 trace(at, "restart");
                 down_until = at;
@@ -792,7 +836,7 @@ pub fn run(case: &Case) -> Ran {
                     let out = svc
                         .tracker
                         .merge_history(held_then.stored(), svc.stamp(at, Via::Listed));
-                    svc.take(out, at);
+                    svc.take_merged(out, at);
                 }
                 svc.tracker
                     .apply(cluster_settings(), svc.stamp(at, Via::Listed));
@@ -806,7 +850,7 @@ pub fn run(case: &Case) -> Ran {
                                 let out = svc
                                     .tracker
                                     .merge_history(held_then.stored(), svc.stamp(at, Via::Listed));
-                                svc.take(out, at);
+                                svc.take_merged(out, at);
                             }
                             svc.list(&world, Some(kind), at);
                         }
@@ -832,6 +876,7 @@ pub fn run(case: &Case) -> Ran {
         serving: svc.serving,
         troubles: svc.troubles,
         rests: svc.rests_seen,
+        blurred: svc.blurred,
         synced: started,
     }
 }

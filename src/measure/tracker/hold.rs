@@ -11,9 +11,11 @@
 //! are still measured at once, so that what the store holds (the wake underway, its end)
 //! is as current as before should the process be killed. Once every watch is back, the
 //! kept machine takes the held observations merged into one order ([`order`]), one by
-//! one, as if streamed with a lag of a second or so, which the machine is built for; its
-//! wakes replace the provisional ones (those that differ are retracted and written anew,
-//! as the history's merge does), and so do its statistics and its wakes underway.
+//! one, as if streamed with a lag of a second or so, which the machine is built for,
+//! and the ticks that came meanwhile at their own times (a failure's threshold is crossed
+//! when it was live, not at the next observation); its wakes replace the provisional
+//! ones (those that differ are retracted and written anew, as the history's merge does),
+//! and so do its statistics and its wakes underway.
 //!
 //! The order comes from the objects: an observation streamed live is placed at its
 //! arrival, a replayed one at its newest timestamp (whole seconds, so at or before it was
@@ -52,10 +54,19 @@ pub struct Shadow {
     #[allow(clippy::type_complexity, clippy::box_collection)]
     pending: Option<Box<Vec<(Observation, Stamp, super::behind::Then)>>>,
     held: Vec<(Observation, Stamp)>,
+    /// The ticks since it was set aside: time alone judges a wake (a failure's
+    /// threshold), and the replay must judge it when the live machine did, not at the
+    /// next observation, perhaps a relist's, whose arrival dates nothing.
+    ticks: Vec<Stamp>,
     recorded: Vec<WakeRecord>,
 }
 
 impl Shadow {
+    /// Time passed while it was set aside.
+    pub(super) fn tick(&mut self, stamp: Stamp) {
+        self.ticks.push(stamp);
+    }
+
     /// A wake recorded while its revision is kept aside: provisional.
     pub(super) fn provisional(&mut self, record: &WakeRecord) {
         self.recorded.push(record.clone());
@@ -118,6 +129,14 @@ impl Tracker {
         }
     }
 
+    /// A tick of the replay: the revision judged as [`Tracker::tick`] judges it.
+    fn replay_tick(&mut self, uid: &str, tick: Stamp, out: &mut Output) {
+        let waking = self.revisions.get(uid).is_some_and(|r| r.machine.waking());
+        if self.synced && waking {
+            self.evaluate(uid, tick, out);
+        }
+    }
+
     fn settle_held(&mut self, uid: &str, shadow: Shadow, out: &mut Output) {
         let Some(rev) = self.revisions.get_mut(uid) else {
             return;
@@ -133,10 +152,19 @@ impl Tracker {
         let arranged = arrange(held.iter().flatten().map(|(o, s)| (o, *s)).collect(), prior);
         let mut again = Output::default();
         let mut clock: Option<Stamp> = None;
+        let mut ticks = shadow.ticks.into_iter().peekable();
         for i in arranged.order {
             let Some((obs, stamp)) = held[i].take() else {
                 continue;
             };
+            // A Revision goes first for what it names, not for when it came: its arrival
+            // (a relist's, perhaps the last of all) must not hold back the clock of the
+            // objects streamed live before it, or their wakes lose their dates.
+            if let Observation::Revision(r) = obs {
+                let uid = self.revision_seen(r, stamp);
+                self.replay_pending(&uid, &mut again);
+                continue;
+            }
             let stamp = arranged.by[i].unwrap_or(stamp);
             let stamp = match clock {
                 Some(c) if c.mono > stamp.mono => Stamp {
@@ -150,10 +178,8 @@ impl Tracker {
                 _ => stamp,
             };
             clock = Some(stamp);
-            if let Observation::Revision(r) = obs {
-                let uid = self.revision_seen(r, stamp);
-                self.replay_pending(&uid, &mut again);
-                continue;
+            while let Some(tick) = ticks.next_if(|t| t.mono < stamp.mono) {
+                self.replay_tick(uid, tick, &mut again);
             }
             if let Some(uid) = self.take_in(obs, stamp)
                 && self.synced
@@ -161,6 +187,10 @@ impl Tracker {
             {
                 self.evaluate(&uid, stamp, &mut again);
             }
+        }
+        // What time alone judged after the last observation held.
+        for tick in ticks {
+            self.replay_tick(uid, tick, &mut again);
         }
         // The replay's wakes replace the provisional ones: a differing record under a key
         // is retracted, then written (the store applies retractions first). The replay
