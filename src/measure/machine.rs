@@ -290,6 +290,9 @@ pub struct Machine {
     behind: bool,
     /// What it was last seen at rest in changed: the store is to keep the new one.
     rest_changed: bool,
+    /// The generation the Deployment reached at the least, back at zero, after the wakes
+    /// recorded since the store's last rest ([`Machine::restore_rest_behind`]).
+    rest_behind: Option<i64>,
     /// A wake the PA's replay began before the open one ([`late`]): its `Queued`.
     late: Option<Box<At>>,
 }

@@ -4262,5 +4262,77 @@ pub fn cases() -> Vec<Case> {
                 ],
             )
         },
+        // A whole wake while every watch was held, and the process restarted before any came
+        // back: the store's last rest was older than the served wake recorded after it, so it
+        // was not restored, and the list at zero four generations on was compared with nothing.
+        Case {
+            seed: 3064584367966954627,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 3,
+            deployment_first: None,
+            quick: true,
+            fails_before_relist: true,
+            episodes: vec![
+                FailedTimedOut,
+                FailedCrash,
+                Served,
+                ScaleUp,
+                Served,
+                Replace,
+            ],
+            lag: [203, 149, 437, 0, 151],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 109250,
+                    down: 379,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 18030984020540535993,
+                    before: 2627,
+                    after: 2870,
+                    delays: [1246, 0, 10750, 54, 140],
+                },
+                Fault::Held {
+                    wake: 17271448143165618718,
+                    before: 1243,
+                    after: 2461,
+                    delays: [0, 4670, 0, 0, 4741],
+                },
+            ],
+        },
+        // A Deployment's backlog replayed a whole wake's rise and fall after its fall for the
+        // wake before, whose rest the PodAutoscalers' backlog had dated: the wake stored
+        // underway was dated by that arrival, fourteen seconds after it began, not by the rest.
+        Case {
+            seed: 3756543323962815565,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: None,
+            quick: true,
+            fails_before_relist: false,
+            episodes: vec![FailedPull, ScaleUp, ScaleUp],
+            lag: [240, 20, 41, 0, 1349],
+            faults: vec![
+                Fault::Held {
+                    wake: 2936919679589183617,
+                    before: 2588,
+                    after: 1498,
+                    delays: [33, 485, 117, 0, 3543],
+                },
+                Fault::Restart {
+                    at: 78260,
+                    down: 1006,
+                },
+                Fault::Held {
+                    wake: 14638798035546373724,
+                    before: 598,
+                    after: 1085,
+                    delays: [46, 3711, 6609, 0, 9228],
+                },
+            ],
+        },
     ]
 }

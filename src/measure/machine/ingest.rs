@@ -52,11 +52,19 @@ impl Machine {
         let after_initial = (self.last())
             .filter(|l| prev.is_none() && l.initial && l.served)
             .map(|l| l.end_second);
-        let compared = prev.or(after_initial.map(|_| DeploymentSnap {
-            version: 0,
-            replicas: 0,
-            generation: 2,
-        }));
+        // Or after wakes recorded since the store's last rest: at zero again after them,
+        // as far as anything tells.
+        let behind = (self.rest_behind)
+            .zip(self.last())
+            .filter(|_| prev.is_none())
+            .map(|(generation, l)| (generation, l.end_second));
+        let compared = prev.or(behind
+            .or(after_initial.map(|s| (2, s)))
+            .map(|(generation, _)| DeploymentSnap {
+                version: 0,
+                replicas: 0,
+                generation,
+            }));
         // At zero then and now, its scale changed at least twice in between: it rose and
         // fell unseen (a relist after an outage forgets the events, not the generation).
         let rose_and_fell = compared.is_some_and(|p| {
@@ -69,7 +77,8 @@ impl Machine {
             p.replicas == 0 && dep.replicas > 0 && dep.generation >= p.generation + 3
         });
         if (rose_and_fell || and_rose_again) && stamp.via != Via::Resumed {
-            let floor = after_initial.and_then(|s| DateTime::from_timestamp(s, 0));
+            let floor = (behind.map(|(_, s)| s).or(after_initial))
+                .and_then(|s| DateTime::from_timestamp(s, 0));
             let told = if and_rose_again {
                 DeploymentTold::BeforeRise
             } else {

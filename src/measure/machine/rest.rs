@@ -62,6 +62,17 @@ impl Machine {
         })
     }
 
+    /// The last process's rest when wakes were recorded after it (the process died before
+    /// it saw the revision at rest again): its Deployment's generation still counts what
+    /// came since. Each of those wakes rose and fell, two changes at the least; a first
+    /// list at zero two changes further on is one more wake (or two scale changes
+    /// inside one of them, which nothing listed tells apart).
+    pub fn restore_rest_behind(&mut self, rest: RestAt, wakes_after: i64) {
+        if let Some((generation, _)) = rest.deployment {
+            self.rest_behind = Some(generation + 2 * wakes_after);
+        }
+    }
+
     /// The rest the last process stored, as if this process had seen it: taken before
     /// any object of the revision is in (and after its recorded wakes), so the lists
     /// compare with it. Versions are 0, so that whatever the lists show replaces it.

@@ -223,12 +223,20 @@ impl Machine {
             .map(|z| *z - chrono::Duration::milliseconds(KPA_WRITE_SPREAD_MS));
         // And, for an undated rise, the PA at rest as it happened: Knative decided that
         // rest in the second its condition names, and scales up only after it. (Not a
-        // rest a backlog brought: that may be past the rise already.)
+        // rest a backlog brought: that may be past the rise already. Unless both streams
+        // fell for the last wake, in order, and neither rose since: the rest is that
+        // wake's fall, one decision of Knative's with the Deployment's, which this rise
+        // followed in the Deployment's own order.)
+        let last_fell = self.last().is_some_and(|l| {
+            [Stream::Deployment, Stream::Autoscaler]
+                .iter()
+                .all(|s| self.fell_during[*s as usize] == l.id && self.claimed[*s as usize] == l.id)
+        });
         let pa_rest = (self.pa.as_ref())
             .filter(|p| at.undated && p.desired() == Some(0))
             .and_then(|p| {
                 (p.ended().into_iter().flatten())
-                    .filter(|(_, seen)| seen.exact)
+                    .filter(|(_, seen)| seen.exact || last_fell)
                     .map(|(since, _)| since)
                     .max()
             })

@@ -234,12 +234,16 @@ impl Machine {
         // not leaving: that is the rise's.) Not one told only by a rise with the PA at
         // rest since: its pods ran and are leaving, which none of those rules takes (they
         // say nothing of serving), so they date it here; and with none left or gone, that
-        // rise was no wake's.
+        // rise was no wake's. Nor one that ran and is leaving with the PA no longer
+        // `Active`: no rule before this one takes it either (a leaving pod is theirs only
+        // when it never ran, or when the PA still says the period it served is on).
         let leaving = (self.pods.iter())
             .filter(ours)
             .filter(|p| p.snap.terminating())
             .map(|p| p.created)
             .reduce(At::earliest);
+        let pa_active = self.pa.as_ref().and_then(|p| p.active()).is_some();
+        let ran_leaving = |p: &Pod| p.snap.terminating() && p.snap.running && !pa_active;
         let start = if u.pod_leaving {
             let Some(first) = u.first_pod.into_iter().chain(leaving).reduce(At::earliest) else {
                 return;
@@ -248,11 +252,17 @@ impl Machine {
         } else {
             let leftovers = (self.pods.iter())
                 .filter(ours)
+                .filter(|p| !ran_leaving(p))
                 .any(|p| p.snap.terminating() || !u.before_rise);
             if leftovers {
                 return;
             }
-            u.first_pod.unwrap_or(At::back_from(now, u.after))
+            let ran = (self.pods.iter())
+                .filter(ours)
+                .filter(|p| ran_leaving(p))
+                .map(|p| p.created);
+            (u.first_pod.into_iter().chain(ran).reduce(At::earliest))
+                .unwrap_or(At::back_from(now, u.after))
         };
         if self.recorded.contains(&start.second()) {
             return;
@@ -260,6 +270,15 @@ impl Machine {
         self.open_as(WakeKind::Wake, start, ctx);
         if let Some(w) = self.wake.as_mut() {
             w.evidence = true;
+        }
+        // Each stream at zero now rose and fell for it, unseen: its next rise is the next
+        // wake's, not this one's arriving late.
+        let id = self.next_id;
+        for stream in [Stream::Deployment, Stream::Autoscaler] {
+            if !self.stream_wants(stream) {
+                self.claimed[stream as usize] = id;
+                self.fell_during[stream as usize] = id;
+            }
         }
         let end = match next {
             Some((_, at)) if at.wall < u.end.wall => at,

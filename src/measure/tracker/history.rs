@@ -334,11 +334,20 @@ impl Tracker {
         let underway: HashSet<&str> = open.iter().map(|o| o.revision_uid.as_str()).collect();
         let t = self.settings.thresholds;
         for r in rests {
-            if underway.contains(r.revision_uid.as_str())
-                || newest
-                    .get(r.revision_uid.as_str())
-                    .is_some_and(|n| r.at.after_start.is_none_or(|a| *n > a))
+            if underway.contains(r.revision_uid.as_str()) {
+                continue;
+            }
+            if newest
+                .get(r.revision_uid.as_str())
+                .is_some_and(|n| r.at.after_start.is_none_or(|a| *n > a))
             {
+                let after = (wakes.iter())
+                    .filter(|w| w.revision_uid == r.revision_uid)
+                    .filter(|w| r.at.after_start.is_none_or(|a| w.start_second > a))
+                    .count() as i64;
+                rev_entry(&mut self.revisions, &r.revision_uid)
+                    .machine
+                    .restore_rest_behind(r.at, after);
                 continue;
             }
             rev_entry(&mut self.revisions, &r.revision_uid)
