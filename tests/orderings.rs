@@ -26,6 +26,7 @@ mod world;
 use proptest::prelude::*;
 
 use replay::{Ran, run};
+use scaling_facts::measure::observe::Observation;
 use scaling_facts_api::{Outcome, Precision, WakeKind, WakeRecord};
 use world::{Episode, TrueWake, World};
 
@@ -374,7 +375,19 @@ fn unseen_since(case: &Case, ran: &Ran, t: &TrueWake) -> Option<i64> {
             .rfind(|w| w.key == *key && w.t <= pods_listed)
             .is_some_and(|w| w.obs.is_some())
     });
-    if still_listed {
+    // Unless the wake scaled up after it served: a list's pods may then be that
+    // scale-up's, made later, and a service that finds them cannot tell them from the
+    // wake's first ones (nor can the Deployment's generation, which counts the scale
+    // change, say which is which). The start is then known only from the rest before.
+    let first_write = |key: &str| world.writes.iter().find(|w| w.key == key).map(|w| w.t);
+    let next = next_start(ran, t);
+    let scaled_up = world.writes.iter().any(|w| {
+        matches!(&w.obs, Some(Observation::Pod { revision_uid, .. }) if *revision_uid == t.revision_uid)
+            && w.t > t.end
+            && w.t < next
+            && first_write(&w.key) == Some(w.t)
+    });
+    if still_listed && !scaled_up {
         return None;
     }
     // The last `NoTraffic` before the wake that the service received (one written while

@@ -4334,5 +4334,32 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A wake that scaled up after it served, lived while every watch was held, and the
+        // process restarted before any came back: the list showed only the scale-up's pod,
+        // leaving, and the wake was dated by it, five seconds after it began, not by the rest.
+        Case {
+            seed: 1582396592127187954,
+            first_start: None,
+            born_at_zero: true,
+            initial_scale: 3,
+            deployment_first: Some(false),
+            quick: false,
+            fails_before_relist: true,
+            episodes: vec![ScaleUp],
+            lag: [1079, 0, 20, 0, 40],
+            faults: vec![
+                Fault::MidListHistory {
+                    at: 14734,
+                    down: 1021,
+                    listed: 1,
+                },
+                Fault::Held {
+                    wake: 15333913242890858092,
+                    before: 2115,
+                    after: 1208,
+                    delays: [3338, 164, 5286, 275, 293],
+                },
+            ],
+        },
     ]
 }

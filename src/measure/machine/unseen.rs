@@ -257,11 +257,17 @@ impl Machine {
             if leftovers {
                 return;
             }
+            // Their creation dates the start only if they are its first pods: more
+            // changes of the Deployment's scale than a rise and a fall say it scaled
+            // inside the wake, and the pods left may be that scale-up's, made later; the
+            // start is then known only from below, by the rest.
+            let first_pods = u.changes <= 2;
             let ran = (self.pods.iter())
                 .filter(ours)
                 .filter(|p| ran_leaving(p))
                 .map(|p| p.created);
             (u.first_pod.into_iter().chain(ran).reduce(At::earliest))
+                .filter(|_| first_pods)
                 .unwrap_or(At::back_from(now, u.after))
         };
         if self.recorded.contains(&start.second()) {
