@@ -46,6 +46,10 @@ impl std::io::Write for Sink {
     }
 }
 
+/// The two tests that run the service's code paths take turns: a service running on
+/// threads without a subscriber would register the other's callsites as never wanted.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn a_request_with_traceparent_joins_the_callers_trace() {
     let exporter = InMemorySpanExporter::default();
@@ -61,7 +65,13 @@ async fn a_request_with_traceparent_joins_the_callers_trace() {
                 .with_writer(move || writer.clone()),
         )
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer(NAME)));
+    let _serial = SERIAL.lock().await;
     let _guard = tracing::subscriber::set_default(subscriber);
+    // A callsite's interest is cached process-wide by the first thread that reaches it:
+    // one reached first on a thread with no subscriber (the other test's service) is
+    // cached as never, which a thread-local default does not undo. Ask every callsite
+    // again now that this one is in place.
+    tracing::callsite::rebuild_interest_cache();
 
     let db = TestDb::sqlite().await;
     let mut shared = shared_with(db.store.clone(), true);
@@ -166,6 +176,7 @@ services:
 /// The only test in this binary that installs the global provider, which wake spans use.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_wake_is_a_span_with_the_true_duration() {
+    let _serial = SERIAL.lock().await;
     let exporter = InMemorySpanExporter::default();
     let traces =
         Traces::install(SdkTracerProvider::builder().with_simple_exporter(exporter.clone()));
