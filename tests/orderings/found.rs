@@ -4361,5 +4361,23 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A relist's pods, after an outage across an initial start's serving: the replay
+        // of what the outage held took them one by one, and the sibling listed first,
+        // ready two seconds later, ended the start before the one that served it.
+        Case {
+            seed: 291026329209271743,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: true,
+            fails_before_relist: true,
+            episodes: vec![Served, Replace],
+            lag: [0, 0, 0, 0, 0],
+            faults: vec![Fault::Outage {
+                at: 33340,
+                gap: 1567,
+            }],
+        },
     ]
 }

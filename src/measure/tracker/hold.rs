@@ -153,10 +153,16 @@ impl Tracker {
         let mut again = Output::default();
         let mut clock: Option<Stamp> = None;
         let mut ticks = shadow.ticks.into_iter().peekable();
-        for i in arranged.order {
+        for (at, &i) in arranged.order.iter().enumerate() {
             let Some((obs, stamp)) = held[i].take() else {
                 continue;
             };
+            // A list is judged whole, as when it came (see `lists`): while the next held
+            // is of the same list, this one waits.
+            let list_goes_on = stamp.via == Via::Listed
+                && (arranged.order[at + 1..].iter())
+                    .find_map(|&j| held[j].as_ref())
+                    .is_some_and(|(next, s)| s.via == Via::Listed && same_list(&obs, next));
             // A Revision goes first for what it names, not for when it came: its arrival
             // (a relist's, perhaps the last of all) must not hold back the clock of the
             // objects streamed live before it, or their wakes lose their dates.
@@ -183,6 +189,7 @@ impl Tracker {
             }
             if let Some(uid) = self.take_in(obs, stamp)
                 && self.synced
+                && !list_goes_on
                 && !self.defer(&uid, stamp)
             {
                 self.evaluate(&uid, stamp, &mut again);
@@ -219,4 +226,16 @@ impl Tracker {
             out.open.push(OpenChange::of(uid, &rev.stored_open));
         }
     }
+}
+
+/// Whether two listed observations may be of one list: of one kind of object (a pod
+/// missing from a relist is gone by that list).
+fn same_list(a: &Observation, b: &Observation) -> bool {
+    let kind = |o: &Observation| match o {
+        Observation::Deployment { .. } => 0,
+        Observation::Autoscaler { .. } => 1,
+        Observation::Pod { .. } | Observation::PodGone { .. } => 2,
+        _ => 3,
+    };
+    kind(a) == kind(b) && kind(a) != 3
 }
