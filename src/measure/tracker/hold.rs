@@ -23,9 +23,10 @@
 //! carries no timestamp: each rise or fall is placed with the PodAutoscaler's own of the
 //! same rank (the KPA writes both in one reconcile), a rise just before, a fall just
 //! after; from one the PA's backlog has no match for on, they go last. A list is placed
-//! at its arrival. Each keeps its own stamp, so its dating does not change, but for one
-//! placed after another that arrived later: it takes that arrival, so the replay's clock
-//! never runs back and no end is bounded before the truth. A replayed Deployment change,
+//! at its arrival, and judged once whole, as when it came (see [`super::lists`]). Each
+//! keeps its own stamp, so its dating does not change, but for one placed after another
+//! that arrived later: it takes that arrival, so the replay's clock never runs back and
+//! no end is bounded before the truth. A replayed Deployment change,
 //! which has no date, is stamped by when it happened at the latest rather than by its
 //! arrival (maybe the last of all): its PA turn's (a fall one reconcile's spread after),
 //! or its stream's next change's, so that it holds back no live arrival after it.
