@@ -4379,5 +4379,31 @@ pub fn cases() -> Vec<Case> {
                 gap: 1567,
             }],
         },
+        // A whole served wake inside a restart's outage, known by the PA's newer `NoTraffic`:
+        // the next wake's first pod, streamed before its PA's `Queued`, was taken as a pod
+        // left of it, and the unseen wake was dropped.
+        Case {
+            seed: 9483361126168176243,
+            first_start: None,
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: None,
+            quick: true,
+            fails_before_relist: false,
+            episodes: vec![Served, FailedUnschedulable],
+            lag: [0, 20, 1272, 1925, 268],
+            faults: vec![
+                Fault::Held {
+                    wake: 12498240044305691743,
+                    before: 702,
+                    after: 2011,
+                    delays: [385, 157, 345, 0, 130],
+                },
+                Fault::Restart {
+                    at: 30995,
+                    down: 670,
+                },
+            ],
+        },
     ]
 }

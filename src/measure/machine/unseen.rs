@@ -227,7 +227,9 @@ impl Machine {
             .into_iter()
             .chain(next_second)
             .min()
-            .unwrap_or(i64::MAX);
+            .unwrap_or(i64::MAX)
+            // Nor a pod made after it ended: a later wake's, come before its PA's `Queued`.
+            .min(u.end.second() + 1);
         let ours = |p: &&Pod| (u.after.timestamp()..before_next).contains(&p.created_second());
         // Its own pods still here: they date it better, and the rules before this one
         // record it from them. (Not, before a rise the Deployment shows now, one that is
