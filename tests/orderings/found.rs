@@ -4405,5 +4405,41 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // A wake the outage hid but for its undated rise and fall, its first pod (made four seconds
+        // after the rest) come in the pods' backlog and gone; the process restarted with it
+        // underway, dated by the rest, 3.5 s before it began. The restored wake, closed at the
+        // restart, also stood as the last wake in place of the newer one recorded since, and the
+        // scale-up serving then was taken for a wake.
+        Case {
+            seed: 15579907013436796521,
+            first_start: Some(FirstStart {
+                at: 263,
+                lists: [482, 239, 171, 518, 746],
+            }),
+            born_at_zero: false,
+            initial_scale: 1,
+            deployment_first: Some(true),
+            quick: false,
+            fails_before_relist: true,
+            episodes: vec![FailedCrash, Served, Served, FailedTimedOut, ScaleUp],
+            lag: [20, 253, 949, 20, 272],
+            faults: vec![
+                Fault::Resume {
+                    kind: 4,
+                    at: 88617,
+                    gap: 929,
+                },
+                Fault::Restart {
+                    at: 119883,
+                    down: 238,
+                },
+                Fault::Held {
+                    wake: 4115855869463154592,
+                    before: 1646,
+                    after: 2689,
+                    delays: [0, 614, 5525, 328, 4705],
+                },
+            ],
+        },
     ]
 }

@@ -360,9 +360,8 @@ impl Machine {
         // Its first pod's creation dates a start that came late when there is one;
         // without a stamp, the wake began after its streams were last seen at zero, which
         // is also the second that names it.
-        if let Some(a) = w.began_after_if_late(end) {
-            let dated = self.start_bound(&w).filter(|b| (a..=end.wall).contains(b));
-            w.requested = w.requested.shifted(dated.unwrap_or(a));
+        if let Some(start) = self.late_start(&w, end) {
+            w.requested = w.requested.shifted(start);
         }
         let outcome = match (&w.failed, outcome) {
             (Some(_), Some(Outcome::Served)) => {
@@ -398,6 +397,15 @@ impl Machine {
                 self.served_inside_unjudged(w.start_second());
             }
         }
+        // A wake the last process left underway, closed after this one restored a newer
+        // recorded wake: that one stays the last, whose serving explains what serves now;
+        // it takes the id, as what the streams did for either is over.
+        if let Some(newer) = self.last.as_deref_mut()
+            && newer.start_second > w.start_second()
+        {
+            newer.id = w.id;
+            return;
+        }
         self.last = Some(Box::new(Closed {
             id: w.id,
             start_second: w.start_second().min(w.requested.second()),
@@ -415,6 +423,16 @@ impl Machine {
         }));
     }
 
+    /// The start of a wake whose start came late (see [`Wake::began_after_if_late`]): its
+    /// first pod's creation, or else the rest it followed.
+    pub(super) fn late_start(&self, w: &Wake, end: At) -> Option<DateTime<Utc>> {
+        let after = w.began_after_if_late(end)?;
+        let dated = self
+            .start_bound(w)
+            .filter(|b| (after..=end.wall).contains(b));
+        Some(dated.unwrap_or(after))
+    }
+
     /// The earliest object second that bounds the wake's start: the `Queued` transition,
     /// its first pod's creation, the revision's creation for an initial start.
     pub(super) fn start_bound(&self, w: &Wake) -> Option<DateTime<Utc>> {
@@ -428,7 +446,11 @@ impl Machine {
             .min();
         let created = self.created.filter(|_| w.kind == WakeKind::Initial);
         let gone = self.gone_served(w.floor..=i64::MAX).map(|(c, _)| c.wall);
-        [queued, pod, created, gone].into_iter().flatten().min()
+        let gone_unserved = self.gone_unserved(w.floor..=i64::MAX).map(|(made, _)| made);
+        [queued, pod, created, gone, gone_unserved]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Every pod serving now belongs to a serving period already explained, and so does

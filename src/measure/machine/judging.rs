@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use chrono::DateTime;
+use chrono::{DateTime, Utc};
 
 use scaling_facts_api::{Outcome, WakeKind};
 
@@ -115,6 +115,21 @@ impl Machine {
         (self.gone.as_deref())
             .and_then(|g| g.trouble.as_ref())
             .map(|t| t.0)
+    }
+
+    /// A start only a backlog's arrival bounded, taken back to the rest it followed when
+    /// it ended: its first pod, come since (and perhaps gone since), dates it better.
+    pub(super) fn first_pod_dates(&self, w: &Wake, end: At) -> Option<DateTime<Utc>> {
+        if !w.opened.undated || w.queued.is_some() {
+            return None;
+        }
+        let unserved = self
+            .gone_unserved(i64::MIN..=i64::MAX)
+            .map(|(m, _)| m.timestamp());
+        let gone = [self.gone_made(), unserved].into_iter().flatten().min();
+        let first = first_pod_made(&self.pods, gone, w, end)?;
+        DateTime::from_timestamp(first, 0)
+            .filter(|f| *f > w.requested.wall && f.timestamp() <= w.began_by())
     }
 
     /// Judges the oldest wake waiting for its verdict, if the evidence is in; false when
@@ -234,18 +249,11 @@ impl Machine {
         let gone = self.gone_made();
         let made = first_pod_made(&self.pods, gone, &u.wake, u.end);
         self.forget_gone_trouble(floor..=made_by); // its reason is this wake's
+        if let Some(first) = self.first_pod_dates(&u.wake, u.end) {
+            u.wake.requested = u.wake.requested.shifted(first);
+        }
         match served {
             Some(at) => {
-                // A start only a backlog's arrival bounded, taken back to the rest it
-                // followed when it ended: its first pod, come since, dates it better.
-                if u.wake.opened.undated
-                    && u.wake.queued.is_none()
-                    && let Some(first) = made.and_then(|m| DateTime::from_timestamp(m, 0))
-                    && first > u.wake.requested.wall
-                    && first.timestamp() <= u.wake.began_by()
-                {
-                    u.wake.requested = u.wake.requested.shifted(first);
-                }
                 let phases = self.phases(&u.wake);
                 out.extend(self.finish(&u.wake, Outcome::Served, at, None, phases));
                 self.account_serving();

@@ -252,7 +252,13 @@ impl Machine {
         // rest it followed: the bound its record would have had.
         let mut open: Vec<Underway> = (self.unjudged.as_deref().into_iter().flatten())
             .map(|u| {
-                let mut row = underway(&u.wake, Some(u.end));
+                let mut row = self.underway(&u.wake, Some(u.end));
+                // Its first pod, come since it ended, dates it (and names it: the rest
+                // it was named by is no start a restart should take it back to).
+                if let Some(first) = self.first_pod_dates(&u.wake, u.end) {
+                    row.requested_at = first;
+                    row.start_second = first.timestamp();
+                }
                 // Knative's give-up within it, which its restored end (maybe only an
                 // upper bound, past the deadline) no longer proves: kept as its reason.
                 if u.gave_up.is_some() {
@@ -264,7 +270,7 @@ impl Machine {
         // A stream's fall, not the machine's `ending`, which may be a stream that has not
         // shown its rise yet.
         if let Some(w) = self.underway_now() {
-            open.push(underway(w, w.fall()));
+            open.push(self.underway(w, w.fall()));
         }
         open
     }
@@ -278,23 +284,24 @@ impl Machine {
     fn underway_now(&self) -> Option<&Wake> {
         self.wake.as_deref().filter(|w| w.failed.is_none())
     }
-}
 
-/// A wake as the store keeps it underway. A start only an arrival dates (a backlog's or a
-/// list's rise) is an upper bound: once the wake has ended, the store keeps the rest it
-/// followed instead, which its record would take (see `Machine::close`), so that a process
-/// killed now does not date it by an arrival that may be long after.
-fn underway(w: &Wake, ended: Option<At>) -> Underway {
-    let requested = ended
-        .filter(|_| w.requested.undated)
-        .and_then(|end| w.began_after_if_late(end))
-        .unwrap_or(w.requested.wall);
-    Underway {
-        kind: w.kind,
-        requested_at: requested,
-        start_second: w.start_second().min(requested.timestamp()),
-        ended_at: ended.map(|e| e.wall),
-        ended_undated: ended.is_some_and(|e| e.undated),
-        trouble: w.trouble.clone(),
+    /// A wake as the store keeps it underway. A start only an arrival dates (a backlog's
+    /// or a list's rise) is an upper bound: once the wake has ended, the store keeps what
+    /// its record would take (see `Machine::close`), its first pod's creation or the rest
+    /// it followed, so that a process killed now does not date it by an arrival that may
+    /// be long after.
+    fn underway(&self, w: &Wake, ended: Option<At>) -> Underway {
+        let requested = ended
+            .filter(|_| w.requested.undated)
+            .and_then(|end| self.late_start(w, end))
+            .unwrap_or(w.requested.wall);
+        Underway {
+            kind: w.kind,
+            requested_at: requested,
+            start_second: w.start_second().min(requested.timestamp()),
+            ended_at: ended.map(|e| e.wall),
+            ended_undated: ended.is_some_and(|e| e.undated),
+            trouble: w.trouble.clone(),
+        }
     }
 }
