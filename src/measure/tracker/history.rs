@@ -326,10 +326,13 @@ impl Tracker {
         open: &[OpenWake],
         stamp: Stamp,
     ) {
-        let mut newest: HashMap<&str, i64> = HashMap::new();
+        // Each revision's recorded start seconds, once: a rest counts those after it.
+        let mut starts: HashMap<&str, Vec<i64>> = HashMap::new();
         for w in wakes {
-            let n = newest.entry(&w.revision_uid).or_insert(w.start_second);
-            *n = (*n).max(w.start_second);
+            starts
+                .entry(&w.revision_uid)
+                .or_default()
+                .push(w.start_second);
         }
         let underway: HashSet<&str> = open.iter().map(|o| o.revision_uid.as_str()).collect();
         let t = self.settings.thresholds;
@@ -337,14 +340,10 @@ impl Tracker {
             if underway.contains(r.revision_uid.as_str()) {
                 continue;
             }
-            if newest
-                .get(r.revision_uid.as_str())
-                .is_some_and(|n| r.at.after_start.is_none_or(|a| *n > a))
-            {
-                let after = (wakes.iter())
-                    .filter(|w| w.revision_uid == r.revision_uid)
-                    .filter(|w| r.at.after_start.is_none_or(|a| w.start_second > a))
-                    .count() as i64;
+            let after = (starts.get(r.revision_uid.as_str()).into_iter().flatten())
+                .filter(|s| r.at.after_start.is_none_or(|a| **s > a))
+                .count() as i64;
+            if after > 0 {
                 rev_entry(&mut self.revisions, &r.revision_uid)
                     .machine
                     .restore_rest_behind(r.at, after);
