@@ -123,9 +123,9 @@ impl Machine {
         if !w.opened.undated || w.queued.is_some() {
             return None;
         }
-        let unserved = self
-            .gone_unserved(i64::MIN..=i64::MAX)
-            .map(|(m, _)| m.timestamp());
+        let unserved = (self.gone.as_deref())
+            .and_then(|g| g.unserved)
+            .map(|(made, _)| made.timestamp());
         let gone = [self.gone_made(), unserved].into_iter().flatten().min();
         let first = first_pod_made(&self.pods, gone, w, end)?;
         DateTime::from_timestamp(first, 0)
@@ -248,8 +248,9 @@ impl Machine {
         // (Before serving accounts for its pods.)
         let gone = self.gone_made();
         let made = first_pod_made(&self.pods, gone, &u.wake, u.end);
+        let first = self.first_pod_dates(&u.wake, u.end);
         self.forget_gone_trouble(floor..=made_by); // its reason is this wake's
-        if let Some(first) = self.first_pod_dates(&u.wake, u.end) {
+        if let Some(first) = first {
             u.wake.requested = u.wake.requested.shifted(first);
         }
         match served {
