@@ -26,10 +26,10 @@
 //! at its arrival, and judged once whole, as when it came (see [`super::lists`]). Each
 //! keeps its own stamp, so its dating does not change, but for one placed after another
 //! that arrived later: it takes that arrival, so the replay's clock never runs back and
-//! no end is bounded before the truth. A replayed Deployment change,
-//! which has no date, is stamped by when it happened at the latest rather than by its
-//! arrival (maybe the last of all): its PA turn's (a fall one reconcile's spread after),
-//! or its stream's next change's, so that it holds back no live arrival after it.
+//! no end is bounded before the truth. A replayed Deployment change, which has no date,
+//! is stamped by when it happened at the latest rather than by its arrival (maybe the
+//! last of all): its PA turn's (a fall one reconcile's spread after), or its stream's
+//! next change's, so that it holds back no live arrival after it.
 //!
 //! A watch down longer than [`super::behind::MAX_BEHIND`] holds nothing: what was kept
 //! is settled at the next tick.
@@ -232,11 +232,15 @@ impl Tracker {
 /// Whether two listed observations may be of one list: of one kind of object (a pod
 /// missing from a relist is gone by that list).
 fn same_list(a: &Observation, b: &Observation) -> bool {
-    let kind = |o: &Observation| match o {
-        Observation::Deployment { .. } => 0,
-        Observation::Autoscaler { .. } => 1,
-        Observation::Pod { .. } | Observation::PodGone { .. } => 2,
-        _ => 3,
-    };
-    kind(a) == kind(b) && kind(a) != 3
+    list_kind(a).is_some() && list_kind(a) == list_kind(b)
+}
+
+/// The kind of object a revision's listed observation is of.
+fn list_kind(o: &Observation) -> Option<&'static str> {
+    match o {
+        Observation::Deployment { .. } => Some("Deployment"),
+        Observation::Autoscaler { .. } => Some("PodAutoscaler"),
+        Observation::Pod { .. } | Observation::PodGone { .. } => Some("Pod"),
+        _ => None,
+    }
 }
