@@ -4441,5 +4441,20 @@ pub fn cases() -> Vec<Case> {
                 },
             ],
         },
+        // An aborted wake whose scale to zero a silent relist hid: its pod, listed leaving
+        // and then gone, and the PA's `Queued` of the next wake were all that told its end.
+        // The end was taken at the PA's arrival, 2.4 s past the pod's removal.
+        Case {
+            quick: true,
+            ..case(
+                1285420308362300287,
+                vec![FailedTimedOut, FailedPull, Served, Aborted, Served],
+                [0; 5],
+                vec![Fault::Outage {
+                    at: 114060,
+                    gap: 1779,
+                }],
+            )
+        },
     ]
 }

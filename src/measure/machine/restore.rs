@@ -227,12 +227,18 @@ impl Machine {
                 let end = (requeued.wall + chrono::Duration::seconds(1)).min(now.wall);
                 let end = At::back_from(now, end);
                 let end = fell.map_or(end, |f| f.earliest(end));
-                // A pod of it being removed dates the scale to zero that ended it: Knative
-                // removes a woken revision's pods only then.
+                // A pod of it being removed, or removed already without having run, dates
+                // the scale to zero that ended it: Knative removes a woken revision's pods
+                // only then.
+                let made = floor..requeued.second();
                 let end = (self.pods.iter())
-                    .filter(|p| (floor..requeued.second()).contains(&p.created_second()))
+                    .filter(|p| made.contains(&p.created_second()))
                     .filter_map(|p| p.snap.deleting)
                     .map(|asked| At::by_stamp(now, asked, Side::End))
+                    .chain(
+                        self.gone_unserved(floor..=requeued.second() - 1)
+                            .map(|(_, fell)| fell),
+                    )
                     .fold(end, At::earliest);
                 self.close_unserved(end, now, out);
                 // That bound is past the new `Queued`, which began the next wake: its

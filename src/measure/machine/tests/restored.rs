@@ -1,6 +1,6 @@
-//! A restart continuing what the last process had underway: more than one wake of a
-//! revision, when the older ones ended while a watch was down and waited for their
-//! verdicts.
+//! A restart continuing what the last process had underway: a wake it left open or
+//! ended, and more than one wake of a revision when the older ones ended while a watch
+//! was down and waited for their verdicts.
 
 use super::*;
 use crate::measure::wake::Underway;
@@ -86,4 +86,123 @@ fn one_stored_wake_underway_is_continued_as_before() {
     let open = f.m.open_wakes();
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(open[0].start_second, newer.start_second);
+}
+
+#[test]
+fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
+    // Found by the orderings: the process died inside the abort's grace; the next one
+    // restores the wake, lists the PA idle since the abort, and sees the next wake queue.
+    let mut f = Feed::idle();
+    restore_at_41s(&mut f, (44_000, 45_872), 1, None, &ctx());
+    let done = one(f.queued(46_000, 45_898, Via::Watched));
+    assert_eq!(
+        (done.outcome, done.start_second),
+        (Outcome::Aborted, f.second(41_000).timestamp())
+    );
+    assert_eq!(
+        done.duration_ms, 4_000,
+        "to the end of the PA's idle second"
+    );
+    assert!(f.m.waking(), "the next wake is under way");
+}
+
+/// A restart: the lists show the PA idle since `idle_ms` (listed at `listed_ms`) and the
+/// Deployment at `replicas`, and the store gives back the wake begun at 41 s, ended at
+/// `ended` (ms, and whether only a replay bounded it) if it had.
+fn restore_at_41s(
+    f: &mut Feed,
+    (idle_ms, listed_ms): (u64, u64),
+    replicas: u32,
+    ended: Option<(u64, bool)>,
+    ctx: &Ctx,
+) {
+    let now = f.stamp(listed_ms, Via::Listed);
+    f.no_traffic(idle_ms, listed_ms, Via::Listed);
+    f.m.set_deployment(
+        DeploymentSnap {
+            version: 100,
+            replicas,
+            generation: 6,
+        },
+        now,
+    );
+    let underway = crate::measure::wake::Underway {
+        kind: WakeKind::Wake,
+        requested_at: f.second(41_000),
+        start_second: f.second(41_000).timestamp(),
+        ended_at: ended.map(|(ms, _)| f.stamp(ms, Via::Watched).wall),
+        ended_undated: ended.is_some_and(|(_, undated)| undated),
+        trouble: None,
+    };
+    f.m.restore_open(vec![underway], now, ctx);
+}
+
+/// A wake restored with its end seen at 81 s (40 s after its start, past Knative's
+/// deadline), the lists showing the revision at rest since 82 s: what the restart records.
+fn restored_past_the_deadline(undated: bool) -> Finished {
+    let mut f = Feed::idle();
+    let ctx = Ctx {
+        activation_timeout: std::time::Duration::from_secs(30),
+        ..ctx()
+    };
+    restore_at_41s(&mut f, (82_000, 85_000), 0, Some((81_000, undated)), &ctx);
+    one(f.eval(120_000, Via::Watched))
+}
+
+/// The same wake, restored as the older of two the last process left waiting for their
+/// verdicts (the Deployment's backlog had replayed a fall, a rise and a fall): judged once
+/// every watch is back.
+fn restored_past_the_deadline_unjudged(undated: bool) -> Finished {
+    let mut f = Feed::idle();
+    let ctx = Ctx {
+        activation_timeout: std::time::Duration::from_secs(30),
+        ..ctx()
+    };
+    let now = f.stamp(85_000, Via::Listed);
+    f.no_traffic(82_000, 85_000, Via::Listed);
+    f.m.set_deployment(
+        DeploymentSnap {
+            version: 100,
+            replicas: 0,
+            generation: 8,
+        },
+        now,
+    );
+    let wake = |requested_ms: u64, undated: bool| crate::measure::wake::Underway {
+        kind: WakeKind::Wake,
+        requested_at: f.second(requested_ms),
+        start_second: f.second(requested_ms).timestamp(),
+        ended_at: Some(f.stamp(81_000, Via::Watched).wall),
+        ended_undated: undated,
+        trouble: None,
+    };
+    let wakes = vec![wake(41_000, undated), wake(81_000, true)];
+    f.m.restore_open(wakes, now, &ctx);
+    let done = f.m.evaluate(f.stamp(120_000, Via::Watched), &ctx);
+    (done.into_iter())
+        .find(|d| d.start_second == f.second(41_000).timestamp())
+        .expect("the older wake judged")
+}
+
+#[test]
+fn a_verdict_waited_for_past_the_deadline_is_no_give_up_on_a_replay_alone() {
+    // Census 83524 again: the older of the two wakes the last process left was judged with
+    // the replayed fall taken for its end, failed.
+    let done = restored_past_the_deadline_unjudged(true);
+    assert_eq!(done.outcome, Outcome::Aborted, "{done:?}");
+    assert!(done.failure.is_none(), "{done:?}");
+    let done = restored_past_the_deadline_unjudged(false);
+    assert_eq!(done.outcome, Outcome::Failed, "{done:?}");
+}
+
+#[test]
+fn an_end_only_a_replay_bounds_past_the_deadline_is_no_give_up() {
+    // Found by the orderings (census 83524): the Deployment's backlog brought the fall
+    // 40 s after a 3 s abort; the process died before the PA's and the pods' came.
+    let done = restored_past_the_deadline(true);
+    assert_eq!(done.outcome, Outcome::Aborted, "{done:?}");
+    assert!(done.failure.is_none(), "{done:?}");
+    // An end seen as it happened, past the deadline: Knative gave up on it by then.
+    let done = restored_past_the_deadline(false);
+    assert_eq!(done.outcome, Outcome::Failed, "{done:?}");
 }

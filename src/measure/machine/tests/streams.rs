@@ -229,24 +229,6 @@ fn an_abort_hidden_by_an_outage_on_a_revision_never_woken_is_recorded_from_its_p
 }
 
 #[test]
-fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
-    // Found by the orderings: the process died inside the abort's grace; the next one
-    // restores the wake, lists the PA idle since the abort, and sees the next wake queue.
-    let mut f = Feed::idle();
-    restore_at_41s(&mut f, (44_000, 45_872), 1, None, &ctx());
-    let done = one(f.queued(46_000, 45_898, Via::Watched));
-    assert_eq!(
-        (done.outcome, done.start_second),
-        (Outcome::Aborted, f.second(41_000).timestamp())
-    );
-    assert_eq!(
-        done.duration_ms, 4_000,
-        "to the end of the PA's idle second"
-    );
-    assert!(f.m.waking(), "the next wake is under way");
-}
-
-#[test]
 fn a_restart_that_lists_the_next_request_records_the_whole_wake_before_it() {
     // Found by the orderings: the process died while every watch was held over a whole
     // wake; its successor lists the Deployment three changes past the stored rest, wanting
@@ -328,59 +310,4 @@ fn a_whole_wake_knative_gave_up_on_unseen_is_recorded_failed() {
         done.failure.as_ref().map(|f| f.reason.as_str()),
         Some("TimedOut")
     );
-}
-
-/// A restart: the lists show the PA idle since `idle_ms` (listed at `listed_ms`) and the
-/// Deployment at `replicas`, and the store gives back the wake begun at 41 s, ended at
-/// `ended` (ms, and whether only a replay bounded it) if it had.
-fn restore_at_41s(
-    f: &mut Feed,
-    (idle_ms, listed_ms): (u64, u64),
-    replicas: u32,
-    ended: Option<(u64, bool)>,
-    ctx: &Ctx,
-) {
-    let now = f.stamp(listed_ms, Via::Listed);
-    f.no_traffic(idle_ms, listed_ms, Via::Listed);
-    f.m.set_deployment(
-        DeploymentSnap {
-            version: 100,
-            replicas,
-            generation: 6,
-        },
-        now,
-    );
-    let underway = crate::measure::wake::Underway {
-        kind: WakeKind::Wake,
-        requested_at: f.second(41_000),
-        start_second: f.second(41_000).timestamp(),
-        ended_at: ended.map(|(ms, _)| f.stamp(ms, Via::Watched).wall),
-        ended_undated: ended.is_some_and(|(_, undated)| undated),
-        trouble: None,
-    };
-    f.m.restore_open(vec![underway], now, ctx);
-}
-
-/// A wake restored with its end seen at 81 s (40 s after its start, past Knative's
-/// deadline), the lists showing the revision at rest since 82 s: what the restart records.
-fn restored_past_the_deadline(undated: bool) -> Finished {
-    let mut f = Feed::idle();
-    let ctx = Ctx {
-        activation_timeout: std::time::Duration::from_secs(30),
-        ..ctx()
-    };
-    restore_at_41s(&mut f, (82_000, 85_000), 0, Some((81_000, undated)), &ctx);
-    one(f.eval(120_000, Via::Watched))
-}
-
-#[test]
-fn an_end_only_a_replay_bounds_past_the_deadline_is_no_give_up() {
-    // Found by the orderings (census 83524): the Deployment's backlog brought the fall
-    // 40 s after a 3 s abort; the process died before the PA's and the pods' came.
-    let done = restored_past_the_deadline(true);
-    assert_eq!(done.outcome, Outcome::Aborted, "{done:?}");
-    assert!(done.failure.is_none(), "{done:?}");
-    // An end seen as it happened, past the deadline: Knative gave up on it by then.
-    let done = restored_past_the_deadline(false);
-    assert_eq!(done.outcome, Outcome::Failed, "{done:?}");
 }
