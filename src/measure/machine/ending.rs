@@ -301,7 +301,7 @@ impl Machine {
         // coming: the verdict waits ([`super::judging`]). An end known only from above
         // (a replayed fall) past the deadline says nothing of how long the wake lasted:
         // without a reason or a `TimedOut` to say it failed, it is an abort.
-        let unproven = end.undated && w.trouble.is_none() && w.gave_up_seen.is_none();
+        let unproven = w.end_unproven(end) && w.gave_up_seen.is_none();
         if w.failed.is_none() && end.wall >= w.deadline_at && !self.behind && !unproven {
             let end = end.shifted(w.deadline_at);
             // For the reason its pods showed last, if they did.

@@ -306,12 +306,10 @@ impl Machine {
                 }
             }
             // Knative gave up on it (its deadline passed, or the PA says `TimedOut` within
-            // it): failed, for the reason its pods gave. An end known only from above (a
-            // replayed fall) past the deadline says nothing of how long it lasted: without
-            // a reason or Knative's word, it is an abort, as when closed at once.
+            // it): failed, for the reason its pods gave; not on an end that proves nothing
+            // (see `Machine::close_unserved`).
             None if gave_up_at.is_some()
-                || u.end.wall >= u.wake.deadline_at
-                    && !(u.end.undated && u.wake.trouble.is_none()) =>
+                || u.end.wall >= u.wake.deadline_at && !u.wake.end_unproven(u.end) =>
             {
                 let end = gave_up_at.unwrap_or_else(|| u.end.shifted(u.wake.deadline_at));
                 let f = u.wake.trouble.clone().unwrap_or_else(gave_up);

@@ -211,10 +211,12 @@ impl Machine {
     pub(super) fn close_superseded(&mut self, requeued: At, now: Stamp, out: &mut Vec<Finished>) {
         let Some(w) = self.wake.as_ref() else { return };
         let (floor, id, fell) = (w.floor, w.id, w.first_fall);
+        // Its pods were made from its floor to before the new `Queued`'s second.
+        let made = floor..=requeued.second() - 1;
         let served = self
             .pods
             .iter()
-            .filter(|p| (floor..requeued.second()).contains(&p.created_second()))
+            .filter(|p| made.contains(&p.created_second()))
             .filter_map(|p| p.ready)
             .reduce(At::earliest);
         // Its streams fell for it unseen: what they want now is the next wake's.
@@ -230,15 +232,11 @@ impl Machine {
                 // A pod of it being removed, or removed already without having run, dates
                 // the scale to zero that ended it: Knative removes a woken revision's pods
                 // only then.
-                let made = floor..requeued.second();
                 let end = (self.pods.iter())
                     .filter(|p| made.contains(&p.created_second()))
                     .filter_map(|p| p.snap.deleting)
                     .map(|asked| At::by_stamp(now, asked, Side::End))
-                    .chain(
-                        self.gone_unserved(floor..=requeued.second() - 1)
-                            .map(|(_, fell)| fell),
-                    )
+                    .chain(self.gone_unserved(made.clone()).map(|(_, fell)| fell))
                     .fold(end, At::earliest);
                 self.close_unserved(end, now, out);
                 // That bound is past the new `Queued`, which began the next wake: its

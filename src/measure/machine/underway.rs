@@ -159,6 +159,13 @@ impl Wake {
         }
     }
 
+    /// Whether an end at `end` says nothing of how long it lasted: known only from above
+    /// (a replayed fall), with no reason its pods showed to say it failed. Past the
+    /// deadline, such an end is no give-up by Knative without Knative's word.
+    pub fn end_unproven(&self, end: At) -> bool {
+        end.undated && self.trouble.is_none()
+    }
+
     /// The earliest it can have begun: its request seen as it happened, else the start
     /// of the second its evidence floor allows.
     pub fn lower_bound(&self) -> DateTime<Utc> {

@@ -106,34 +106,46 @@ fn a_restored_wake_that_aborted_while_down_ends_at_the_pas_fall() {
     assert!(f.m.waking(), "the next wake is under way");
 }
 
-/// A restart: the lists show the PA idle since `idle_ms` (listed at `listed_ms`) and the
-/// Deployment at `replicas`, and the store gives back the wake begun at 41 s, ended at
-/// `ended` (ms, and whether only a replay bounded it) if it had.
-fn restore_at_41s(
+/// A restart's lists: the PA idle since `idle_ms` (listed at `listed_ms`) and the
+/// Deployment at `replicas` and `generation`. Returns the lists' stamp.
+fn listed_at_rest(
     f: &mut Feed,
     (idle_ms, listed_ms): (u64, u64),
+    replicas: u32,
+    generation: i64,
+) -> Stamp {
+    let now = f.stamp(listed_ms, Via::Listed);
+    f.no_traffic(idle_ms, listed_ms, Via::Listed);
+    let dep = DeploymentSnap {
+        version: 100,
+        replicas,
+        generation,
+    };
+    f.m.set_deployment(dep, now);
+    now
+}
+
+/// A stored row of a wake requested at the start of the second of `start_ms`, ended at
+/// `ended` (ms, and whether only a replay bounded it) if it had.
+fn row_from_second(f: &Feed, start_ms: u64, ended: Option<(u64, bool)>) -> Underway {
+    Underway {
+        requested_at: f.second(start_ms),
+        ended_undated: ended.is_some_and(|(_, undated)| undated),
+        ..row(f, start_ms, ended.map(|(ms, _)| ms))
+    }
+}
+
+/// A restart: the lists as [`listed_at_rest`] makes them, and the store gives back the
+/// wake begun at 41 s, ended at `ended` if it had.
+fn restore_at_41s(
+    f: &mut Feed,
+    idle_listed: (u64, u64),
     replicas: u32,
     ended: Option<(u64, bool)>,
     ctx: &Ctx,
 ) {
-    let now = f.stamp(listed_ms, Via::Listed);
-    f.no_traffic(idle_ms, listed_ms, Via::Listed);
-    f.m.set_deployment(
-        DeploymentSnap {
-            version: 100,
-            replicas,
-            generation: 6,
-        },
-        now,
-    );
-    let underway = crate::measure::wake::Underway {
-        kind: WakeKind::Wake,
-        requested_at: f.second(41_000),
-        start_second: f.second(41_000).timestamp(),
-        ended_at: ended.map(|(ms, _)| f.stamp(ms, Via::Watched).wall),
-        ended_undated: ended.is_some_and(|(_, undated)| undated),
-        trouble: None,
-    };
+    let now = listed_at_rest(f, idle_listed, replicas, 6);
+    let underway = row_from_second(f, 41_000, ended);
     f.m.restore_open(vec![underway], now, ctx);
 }
 
@@ -158,25 +170,11 @@ fn restored_past_the_deadline_unjudged(undated: bool) -> Finished {
         activation_timeout: std::time::Duration::from_secs(30),
         ..ctx()
     };
-    let now = f.stamp(85_000, Via::Listed);
-    f.no_traffic(82_000, 85_000, Via::Listed);
-    f.m.set_deployment(
-        DeploymentSnap {
-            version: 100,
-            replicas: 0,
-            generation: 8,
-        },
-        now,
-    );
-    let wake = |requested_ms: u64, undated: bool| crate::measure::wake::Underway {
-        kind: WakeKind::Wake,
-        requested_at: f.second(requested_ms),
-        start_second: f.second(requested_ms).timestamp(),
-        ended_at: Some(f.stamp(81_000, Via::Watched).wall),
-        ended_undated: undated,
-        trouble: None,
-    };
-    let wakes = vec![wake(41_000, undated), wake(81_000, true)];
+    let now = listed_at_rest(&mut f, (82_000, 85_000), 0, 8);
+    let wakes = vec![
+        row_from_second(&f, 41_000, Some((81_000, undated))),
+        row_from_second(&f, 81_000, Some((81_000, true))),
+    ];
     f.m.restore_open(wakes, now, &ctx);
     let done = f.m.evaluate(f.stamp(120_000, Via::Watched), &ctx);
     (done.into_iter())
